@@ -1,0 +1,109 @@
+"""Plain data shared by every layer: sessions, events, hits.
+
+No I/O lives here. Readers produce `Event`s and `SessionUpdate`s, the store turns them into
+`Session`s with a workspace and a privacy flag, and search returns `Hit`s. Times are epoch
+milliseconds (UTC) everywhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class Surface(StrEnum):
+    """Where an event stands relative to what the model currently sees."""
+
+    CURRENT = "current"  # on the model's context surface now
+    SHADOWED = "shadowed"  # pushed out by compaction, still in the log
+    LOG_ONLY = "log-only"  # never on the surface (tool calls, titles, raw summaries)
+
+
+class Kind(StrEnum):
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL_CALL = "tool_call"
+    TOOL_RESULT = "tool_result"
+    SUMMARY = "summary"
+    TITLE = "title"
+    OTHER = "other"
+
+
+#: Kinds whose text people and agents search and read; titles live on the session.
+TEXT_KINDS = frozenset({Kind.USER, Kind.ASSISTANT, Kind.TOOL_CALL, Kind.TOOL_RESULT, Kind.SUMMARY})
+
+
+@dataclass(slots=True)
+class Event:
+    """One thing that happened in a session, as the harness logged it."""
+
+    session: str
+    seq: int
+    time: int
+    kind: Kind
+    role: str
+    text: str
+    surface: Surface = Surface.LOG_ONLY
+    injected: bool = False
+    tool_name: str | None = None
+
+
+@dataclass(slots=True)
+class SessionUpdate:
+    """What one read of a log learned about a session; `None` means "not known from this read"."""
+
+    id: str
+    source: str
+    cwd: str | None = None
+    title: str | None = None
+    created: int | None = None
+    updated: int | None = None
+    parent: str | None = None
+    is_subagent: bool | None = None
+    title_unreadable: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    id: str
+    source: str
+    cwd: str
+    workspace: str
+    title: str
+    created: int
+    updated: int
+    parent: str | None
+    is_subagent: bool
+    is_private: bool
+    event_count: int = 0
+    user_count: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One search result: where it is, what it is, and a short redacted-later snippet."""
+
+    session_id: str
+    seq: int
+    source: str
+    workspace: str
+    title: str
+    time: int
+    kind: Kind
+    snippet: str
+    score: float
+    layers: tuple[str, ...] = field(default=())
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "session_id": self.session_id,
+            "seq": self.seq,
+            "source": self.source,
+            "workspace": self.workspace,
+            "title": self.title,
+            "time": self.time,
+            "kind": str(self.kind),
+            "snippet": self.snippet,
+            "score": self.score,
+            "layers": list(self.layers),
+        }

@@ -1,0 +1,1 @@
+"""Text handling shared by the index, search and memory: normalisation, tokens, snippets."""

@@ -1,0 +1,162 @@
+"""Tokens for Chinese, English and code, the same on the index side and the query side.
+
+SQLite's own tokenizers cannot find a two-character Chinese word inside a long sentence
+(`unicode61` keeps a whole run of Han characters as one token), and Python's `sqlite3` cannot
+register a custom tokenizer. So we tokenise in Python and hand FTS5 text that is already split:
+
+* CJK runs become overlapping character bigrams (`回滚操作` -> `回滚 滚操 操作`); a lone CJK
+  character stays a unigram. Any two-character word is then one token.
+* Latin words and code are NFKC-folded and lower-cased, then split into parts at `_ . / : -`,
+  camelCase humps and letter/digit boundaries (`src/app/main.py` -> `src app main py`,
+  `getUserName` -> `get user name`, `E1234` -> `e 1234`).
+* A compound's whole form (parts joined by `_`) goes to a second stream, so an exact identifier
+  scores higher than its scattered parts, while a phrase of parts still finds `main.py` inside
+  `src/app/main.py`.
+
+`index_streams` gives the two streams for one text; `parse_query` gives the structure from
+which search builds an FTS5 query.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+_CJK_RUN = f"[{CJK_CLASS}]+"
+_WORD_CHAR = rf"[^\W_{CJK_CLASS}]"
+_SCAN = re.compile(rf"(?P<cjk>{_CJK_RUN})|(?P<word>{_WORD_CHAR}+(?:[_./:\\-]+{_WORD_CHAR}+)*)")
+_SEPARATORS = re.compile(r"[_./:\\-]+")
+_ASCII_PIECES = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_SIMPLE = re.compile(r"[a-z]+|[0-9]+")
+_ASCII_ALNUM = re.compile(r"[A-Za-z0-9]+")
+
+#: Longest token we index; longer pieces (hashes, base64) are cut to this length.
+MAX_TOKEN = 64
+
+#: Dropped from queries (never from the index) unless nothing else is left.
+STOPWORDS = frozenset(
+    "a an and are as at be but by do does did for from had has have how i if in is it its "
+    "me my of on or our so that the their them then there these this to was we were what when "
+    "where which who why will with you your".split()
+)
+
+
+def normalize(text: str) -> str:
+    """NFKC-fold (full-width to ASCII, compatibility forms) and lower-case."""
+    return unicodedata.normalize("NFKC", text).lower()
+
+
+def cjk_bigrams(run: str) -> list[str]:
+    if len(run) < 2:
+        return [run]
+    return [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def word_parts(compound: str) -> list[str]:
+    """Split one code-ish compound (not yet lower-cased) into lower-case parts."""
+    parts: list[str] = []
+    for piece in _SEPARATORS.split(compound):
+        if not piece:
+            continue
+        if _SIMPLE.fullmatch(piece):
+            parts.append(piece)
+        elif _ASCII_ALNUM.fullmatch(piece):
+            parts.extend(p.lower() for p in _ASCII_PIECES.findall(piece))
+        else:
+            parts.append(piece.lower())
+    return [p[:MAX_TOKEN] for p in parts]
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    """One query unit: a single token, a CJK run (as bigrams) or a compound (parts + whole)."""
+
+    parts: tuple[str, ...]
+    whole: str | None = None
+    cjk: bool = False
+
+
+def terms(text: str) -> list[Term]:
+    """Scan text into terms in order of appearance."""
+    text = unicodedata.normalize("NFKC", text)
+    out: list[Term] = []
+    for m in _SCAN.finditer(text):
+        run = m.group("cjk")
+        if run is not None:
+            out.append(Term(tuple(cjk_bigrams(run)), cjk=True))
+            continue
+        parts = word_parts(m.group("word"))
+        if not parts:
+            continue
+        whole = "_".join(parts)[:MAX_TOKEN] if len(parts) > 1 else None
+        out.append(Term(tuple(parts), whole))
+    return out
+
+
+def index_streams(text: str) -> tuple[str, str]:
+    """The `body` (parts and bigrams, in order) and `whole` (compounds) token streams."""
+    body: list[str] = []
+    whole: list[str] = []
+    for term in terms(text):
+        body.extend(term.parts)
+        if term.whole:
+            whole.append(term.whole)
+    return " ".join(body), " ".join(whole)
+
+
+def tokens(text: str) -> list[str]:
+    """A flat token list (parts, bigrams and compound wholes), for in-memory BM25."""
+    out: list[str] = []
+    for term in terms(text):
+        out.extend(term.parts)
+        if term.whole:
+            out.append(term.whole)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """A parsed search query: free terms (ranked, any may match) and exact phrases (all must)."""
+
+    terms: tuple[Term, ...]
+    phrases: tuple[tuple[str, ...], ...]
+
+    @property
+    def empty(self) -> bool:
+        return not self.terms and not self.phrases
+
+    def surface_words(self) -> list[str]:
+        """Strings to look for in original text when placing a snippet, longest first."""
+        words: set[str] = set()
+        for term in self.terms:
+            if term.cjk:
+                words.update(term.parts)
+            else:
+                words.update(term.parts)
+        for phrase in self.phrases:
+            words.update(phrase)
+        return sorted(words, key=len, reverse=True)
+
+
+_QUOTED = re.compile(r'"([^"]+)"|“([^”]+)”|「([^」]+)」')
+
+
+def parse_query(query: str) -> Query:
+    """Split a user query into free terms and quoted exact phrases."""
+    phrases: list[tuple[str, ...]] = []
+
+    def take_phrase(m: re.Match[str]) -> str:
+        inner = next(g for g in m.groups() if g is not None)
+        body, _ = index_streams(inner)
+        if body:
+            phrases.append(tuple(body.split()))
+        return " "
+
+    rest = _QUOTED.sub(take_phrase, query)
+    free = terms(rest)
+    meaningful = [t for t in free if t.cjk or t.whole or t.parts[0] not in STOPWORDS]
+    if meaningful or phrases:
+        free = meaningful
+    return Query(tuple(free), tuple(phrases))
