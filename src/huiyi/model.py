@@ -46,6 +46,10 @@ class Event:
     surface: Surface = Surface.LOG_ONLY
     injected: bool = False
     tool_name: str | None = None
+    #: the harness's own record id when it has one (Claude `uuid` / `message.id`); the index
+    #: keeps the first event per (source, uid), so history copied into a resumed session's file
+    #: is not indexed twice
+    uid: str | None = None
 
 
 @dataclass(slots=True)
