@@ -32,7 +32,7 @@ _ASCII_PIECES = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _SIMPLE = re.compile(r"[a-z]+|[0-9]+")
 _ASCII_ALNUM = re.compile(r"[A-Za-z0-9]+")
 
-#: Longest token we index; longer pieces (hashes, base64) are cut to this length.
+#: Longest whole-compound token we index (its parts are indexed in full).
 MAX_TOKEN = 64
 
 #: Dropped from queries (never from the index) unless nothing else is left.
@@ -66,7 +66,7 @@ def word_parts(compound: str) -> list[str]:
             parts.extend(p.lower() for p in _ASCII_PIECES.findall(piece))
         else:
             parts.append(piece.lower())
-    return [p[:MAX_TOKEN] for p in parts]
+    return parts
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,15 +95,55 @@ def terms(text: str) -> list[Term]:
     return out
 
 
+# Ingestion hot path: only what FTS5's `unicode61` would get wrong is rewritten in Python.
+# CJK runs become bigrams; words with separators, upper case or digits are split into parts;
+# stray underscores become spaces. Plain lower-case words pass through untouched and unicode61
+# splits them at the very same places `terms` does. Possessive quantifiers and a word-start
+# look-behind keep every alternative linear on pathological input.
+_W = _WORD_CHAR
+_REWRITE = re.compile(
+    rf"({_CJK_RUN})"
+    rf"|(?<!{_W})({_W}++(?:[_./:\\-]++{_W}++)+|(?={_W}*?[A-Z0-9]){_W}++)"
+    r"|_+"
+)
+#: CJK runs repeat (words, names): their bigram text is cached, within a bound.
+_BIGRAM_CACHE: dict[str, str] = {}
+_BIGRAM_CACHE_MAX = 200_000
+
+
+def _bigram_text(run: str) -> str:
+    got = _BIGRAM_CACHE.get(run)
+    if got is None:
+        got = f" {run} " if len(run) == 1 else " " + " ".join(map(str.__add__, run, run[1:])) + " "
+        if len(_BIGRAM_CACHE) < _BIGRAM_CACHE_MAX and len(run) <= 16:
+            _BIGRAM_CACHE[run] = got
+    return got
+
+
 def index_streams(text: str) -> tuple[str, str]:
-    """The `body` (parts and bigrams, in order) and `whole` (compounds) token streams."""
-    body: list[str] = []
+    """The `body` (parts and bigrams, in order) and `whole` (compounds) texts for FTS5.
+
+    `body` is meant for the `unicode61` tokenizer: it may still hold punctuation and plain
+    words, which that tokenizer splits and lower-cases exactly as `terms` would.
+    """
     whole: list[str] = []
-    for term in terms(text):
-        body.extend(term.parts)
-        if term.whole:
-            whole.append(term.whole)
-    return " ".join(body), " ".join(whole)
+
+    def rewrite(m: re.Match[str]) -> str:
+        run = m.group(1)
+        if run is not None:
+            return _bigram_text(run)
+        word = m.group(2)
+        if word is None:
+            return " "
+        if word.isdigit():
+            return word
+        parts = word_parts(word)
+        if len(parts) > 1:
+            whole.append("_".join(parts)[:MAX_TOKEN])
+        return " " + " ".join(parts) + " "
+
+    body = _REWRITE.sub(rewrite, unicodedata.normalize("NFKC", text))
+    return body, " ".join(whole)
 
 
 def tokens(text: str) -> list[str]:

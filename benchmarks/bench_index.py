@@ -1,0 +1,261 @@
+"""Index and search benchmark on a generated history in the real DSH format.
+
+    python benchmarks/bench_index.py                 # 1,000 sessions x 100 events
+    python benchmarks/bench_index.py --sessions 10000  # ~1M events
+
+Writes zstd session logs (one frame per 10 events) under a temporary DSH_HOME, then measures,
+each in a fresh child process so peak memory is its own: full ingestion (events/s, peak RSS),
+re-indexing the unchanged history, and lexical search latency (p50/p95 over a fixed mix of
+Chinese, English and code queries, scoped to one workspace, warm). Prints a table and, with
+--json, the raw numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import zstandard
+
+ZH = (
+    "我们 数据库 迁移 回滚 部署 测试 失败 配置 缓存 接口 性能 日志 用户 订单 索引 锁表 超时 重试 "
+    "服务器 端口 冲突 脚本 环境 变量 版本 发布 监控 告警 内存 泄漏 线程 队列 消息 权限 认证 "
+    "前端 后端 页面 组件 样式 构建 依赖 升级 回归 修复 问题 原因 方案 讨论 决定 记得 之前"
+).split()
+EN = (
+    "the a we to and of in for with test fails deploy migration rollback config cache api "
+    "latency logs user order index lock timeout retry server port conflict script env "
+    "version release monitor alert memory leak thread queue message auth frontend backend "
+    "page component build dependency upgrade regression fix issue cause plan decided remember"
+).split()
+CODE = [
+    "src/app/main.py",
+    "snake_case_name",
+    "Foo.bar",
+    "E1234",
+    "8321",
+    "--no-verify",
+    "make ship",
+    "alembic downgrade",
+    "pytest -q",
+    "getUserName",
+    "orders.py",
+    "HTTPServer",
+]
+QUERIES = [
+    "回滚",
+    "数据库 迁移",
+    "端口 冲突",
+    "deploy rollback",
+    "memory leak thread",
+    "snake_case_name",
+    "main.py",
+    "E1234",
+    "8321",
+    "--no-verify",
+    "锁表 timeout",
+    "之前 讨论 缓存",
+    "release regression fix",
+    "getUserName",
+    "部署 make ship",
+    '"数据库 迁移"',
+    "权限 认证 auth",
+    "queue message retry",
+    "前端 组件 样式",
+    "pytest",
+]
+
+
+def sentence(rng: random.Random) -> str:
+    """A bilingual line as people write them: Chinese clauses unspaced, English and code."""
+    parts: list[str] = []
+    for _ in range(rng.randint(2, 7)):
+        roll = rng.random()
+        if roll < 0.45:
+            clause = "".join(rng.choice(ZH) for _ in range(rng.randint(2, 6)))
+            parts.append(clause + rng.choice("，。；"))
+        elif roll < 0.9:
+            parts.append(" ".join(rng.choice(EN) for _ in range(rng.randint(3, 9))))
+        else:
+            parts.append(rng.choice(CODE))
+    return " ".join(parts)
+
+
+def generate(dsh_home: Path, sessions: int, events: int, workspaces: int, seed: int = 7) -> int:
+    rng = random.Random(seed)
+    cctx = zstandard.ZstdCompressor(level=3)
+    total = 0
+    t0 = 1_780_000_000_000
+    for n in range(sessions):
+        sid = f"session-{n:08d}-0000-4000-8000-{n:012d}"
+        cwd = f"/bench/ws{n % workspaces}"
+        folder = dsh_home / "sessions" / f"--bench-ws{n % workspaces}--" / sid
+        folder.mkdir(parents=True)
+        header = {
+            "type": "session",
+            "version": 0,
+            "id": sid,
+            "createdAt": t0 + n * 60_000,
+            "cwd": cwd,
+            "delegationDepth": 0,
+        }
+        frames = [cctx.compress((json.dumps(header) + "\n").encode())]
+        lines: list[str] = []
+        for seq in range(events):
+            t = t0 + n * 60_000 + seq * 500
+            if seq == 0:
+                rec = {
+                    "type": "session/title",
+                    "seq": 0,
+                    "time": t,
+                    "data": {"title": f"bench {n} " + sentence(rng)[:30]},
+                }
+            elif seq % 3 == 1:
+                rec = {
+                    "type": "user/message",
+                    "seq": seq,
+                    "time": t,
+                    "data": {
+                        "content": [{"type": "text", "text": sentence(rng)}],
+                        "source": {"kind": "user"},
+                        "role": "user",
+                        "id": f"m{seq}",
+                    },
+                    "surfaceOp": "append",
+                }
+            elif seq % 3 == 2:
+                rec = {
+                    "type": "assistant/message",
+                    "seq": seq,
+                    "time": t,
+                    "data": {
+                        "message": {
+                            "role": "assistant",
+                            "id": f"m{seq}",
+                            "content": [
+                                {"type": "text", "text": sentence(rng) + " " + sentence(rng)}
+                            ],
+                        }
+                    },
+                    "surfaceOp": "append",
+                }
+            else:
+                rec = {
+                    "type": "tool/result",
+                    "seq": seq,
+                    "time": t,
+                    "data": {
+                        "message": {
+                            "role": "tool",
+                            "content": [
+                                {
+                                    "type": "tool-result",
+                                    "toolCallId": f"c{seq}",
+                                    "content": [{"type": "text", "text": sentence(rng)}],
+                                    "isError": False,
+                                }
+                            ],
+                        }
+                    },
+                    "surfaceOp": "append",
+                }
+            lines.append(json.dumps(rec, ensure_ascii=False))
+            total += 1
+            if len(lines) == 10:
+                frames.append(cctx.compress(("\n".join(lines) + "\n").encode()))
+                lines = []
+        if lines:
+            frames.append(cctx.compress(("\n".join(lines) + "\n").encode()))
+        (folder / "session.jsonl.zstd").write_bytes(b"".join(frames))
+    return total
+
+
+CHILD = r"""
+import json, resource, statistics, sys, time
+from huiyi import Huiyi
+mode = sys.argv[1]
+hy = Huiyi()
+if mode == "index":
+    t = time.perf_counter(); report = hy.index(); dt = time.perf_counter() - t
+    out = {"seconds": dt, "events": report.events}
+elif mode == "search":
+    queries = json.loads(sys.argv[2]); ws = sys.argv[3]
+    for q in queries:  # warm up
+        hy.search(q, workspace=ws, limit=10)
+    times = []
+    for _ in range(5):
+        for q in queries:
+            t = time.perf_counter(); hy.search(q, workspace=ws, limit=10)
+            times.append((time.perf_counter() - t) * 1000)
+    times.sort()
+    out = {"p50_ms": statistics.median(times), "p95_ms": times[int(len(times) * 0.95) - 1],
+           "queries": len(times)}
+out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps(out))
+"""
+
+
+def child(mode: str, env: dict[str, str], *args: str) -> dict[str, float]:
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, mode, *args],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, default=1000)
+    parser.add_argument("--events", type=int, default=100)
+    parser.add_argument("--workspaces", type=int, default=20)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="huiyi-bench-") as tmp:
+        root = Path(tmp)
+        env = {
+            **os.environ,
+            "HOME": str(root),
+            "HUIYI_HOME": str(root / "huiyi"),
+            "DSH_HOME": str(root / "dsh"),
+            "CODEX_HOME": str(root / "codex"),
+        }
+        env.pop("CLAUDE_CONFIG_DIR", None)
+        t = time.perf_counter()
+        total = generate(root / "dsh", args.sessions, args.events, args.workspaces)
+        gen_s = time.perf_counter() - t
+        first = child("index", env)
+        again = child("index", env)
+        found = child("search", env, json.dumps(QUERIES, ensure_ascii=False), "/bench/ws3")
+        index_mb = sum(p.stat().st_size for p in (root / "huiyi").glob("index.db*")) / 1e6
+        numbers = {
+            "events": total,
+            "generate_s": round(gen_s, 2),
+            "ingest_s": round(first["seconds"], 2),
+            "ingest_events_per_s": round(first["events"] / first["seconds"]),
+            "ingest_peak_rss_mb": round(first["peak_rss_mb"]),
+            "reindex_unchanged_s": round(again["seconds"], 3),
+            "search_p50_ms": round(found["p50_ms"], 2),
+            "search_p95_ms": round(found["p95_ms"], 2),
+            "search_peak_rss_mb": round(found["peak_rss_mb"]),
+            "index_mb": round(index_mb, 1),
+        }
+    if args.json:
+        print(json.dumps(numbers))
+        return
+    width = max(len(k) for k in numbers)
+    for key, value in numbers.items():
+        print(f"{key:<{width}}  {value}")
+
+
+if __name__ == "__main__":
+    main()

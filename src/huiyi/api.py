@@ -1,0 +1,261 @@
+"""The Python API: one object over the index that every entry point uses.
+
+    from huiyi import Huiyi
+    hy = Huiyi()                       # HUIYI_HOME or ~/.huiyi
+    hy.index()                         # read new log lines from every harness found
+    for hit in hy.search("回滚", workspace="/home/ana/api").hits: ...
+
+People-facing calls may look at any workspace (`all_workspaces=True`); the agent-facing recall
+tools are built on `huiyi.recall` and never widen scope.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from huiyi.config import Settings
+from huiyi.errors import NotFoundError, UsageError
+from huiyi.model import Event, Session
+from huiyi.search.engine import Filter, SearchResult, search
+from huiyi.sources import Reader, default_readers, generic_reader
+from huiyi.store import db, queries
+from huiyi.store.ingest import Ingestor, SourceReport
+from huiyi.store.queries import SessionRow
+from huiyi.workspace import workspace_of
+
+MAX_LIMIT = 1000
+
+
+@dataclass(slots=True)
+class IndexReport:
+    sources: dict[str, SourceReport] = field(default_factory=dict)
+    seconds: float = 0.0
+    demo: bool = False
+
+    @property
+    def events(self) -> int:
+        return sum(r.events for r in self.sources.values())
+
+    @property
+    def files(self) -> int:
+        return sum(r.files for r in self.sources.values())
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "sources": {name: r.as_dict() for name, r in self.sources.items()},
+            "seconds": round(self.seconds, 3),
+            "demo": self.demo,
+        }
+
+
+def current_workspace() -> str:
+    return workspace_of(os.getcwd())
+
+
+class Huiyi:
+    """The index and everything built on it, for one HUIYI_HOME."""
+
+    def __init__(self, home: str | Path | None = None, *, settings: Settings | None = None) -> None:
+        self.settings = settings or Settings.from_env(home=home)
+        self._conn: sqlite3.Connection | None = None
+
+    # -- plumbing ------------------------------------------------------------------------
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """A connection for reads (and writes under the writer lock), opened on first use."""
+        if self._conn is None:
+            self.settings.ensure_home()
+            self._conn = db.connect(self.settings.db_path)
+        return self._conn
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def __enter__(self) -> Huiyi:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- ingestion -----------------------------------------------------------------------
+
+    def index(
+        self,
+        *,
+        jsonl: Sequence[Path] = (),
+        readers: Sequence[Reader] | None = None,
+        progress: Callable[[str, int, int], None] | None = None,
+        lock_timeout: float = 120.0,
+    ) -> IndexReport:
+        """Read what is new in every source (or only the given JSONL paths)."""
+        started = time.perf_counter()
+        report = IndexReport()
+        if jsonl:
+            missing = [str(p) for p in jsonl if not Path(p).exists()]
+            if missing:
+                raise UsageError(f"no such file or directory: {', '.join(missing)}")
+            chosen: Sequence[Reader] = [generic_reader([Path(p) for p in jsonl])]
+        else:
+            chosen = readers if readers is not None else default_readers(self.settings)
+        self.settings.ensure_home()
+        with db.writer_lock(self.settings.lock_path, timeout=lock_timeout):
+            ingestor = Ingestor(self.conn)
+            for reader in chosen:
+                source_report = report.sources.setdefault(
+                    reader.source, SourceReport(reader.source)
+                )
+                ingestor.index_reader(reader, source_report, progress=progress)
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def index_demo(self) -> IndexReport:
+        """Index the bundled demo history (a few zh+en sessions in real DSH/Claude formats)."""
+        from huiyi.demo import demo_readers
+
+        report = self.index(readers=demo_readers())
+        report.demo = True
+        return report
+
+    # -- reads ---------------------------------------------------------------------------
+
+    def _workspace(self, workspace: str | Path | None, all_workspaces: bool) -> str | None:
+        if all_workspaces:
+            if workspace is not None:
+                raise UsageError("pass either a workspace or all_workspaces, not both")
+            return None
+        if workspace is None:
+            return current_workspace()
+        return workspace_of(os.path.abspath(os.path.expanduser(str(workspace))))
+
+    def search(
+        self,
+        query: str,
+        *,
+        workspace: str | Path | None = None,
+        all_workspaces: bool = False,
+        limit: int = 10,
+        include_subagents: bool = True,
+    ) -> SearchResult:
+        """Ranked hits for `query` in one workspace (default: the current directory's)."""
+        if not query.strip():
+            raise UsageError("the query is empty; pass some words to search for")
+        if not 1 <= limit <= MAX_LIMIT:
+            raise UsageError(f"limit must be between 1 and {MAX_LIMIT}")
+        flt = Filter(
+            workspace=self._workspace(workspace, all_workspaces),
+            include_subagents=include_subagents,
+        )
+        return search(self.conn, query, flt, limit=limit)
+
+    def sessions(
+        self,
+        *,
+        workspace: str | Path | None = None,
+        all_workspaces: bool = False,
+        include_subagents: bool = True,
+        limit: int | None = None,
+    ) -> list[Session]:
+        """Visible (non-private) sessions, most recently active first."""
+        rows = queries.list_sessions(
+            self.conn,
+            workspace=self._workspace(workspace, all_workspaces),
+            include_subagents=include_subagents,
+            limit=limit,
+        )
+        return [r.session for r in rows]
+
+    def session(self, session_id: str) -> Session:
+        return self._visible_session(session_id).session
+
+    def _visible_session(self, session_id: str) -> SessionRow:
+        row = queries.session_by_id(self.conn, session_id)
+        if row is None or row.session.is_private:
+            raise NotFoundError(f"no session {session_id!r} in the index")
+        return row
+
+    def read(
+        self,
+        session_id: str,
+        *,
+        around: int | None = None,
+        before: int = 3,
+        after: int = 3,
+        from_seq: int | None = None,
+        last: int | None = None,
+        limit: int = 200,
+        include_tools: bool = True,
+    ) -> list[Event]:
+        """Events of one session: around a seq, forward from a seq, or the last N."""
+        row = self._visible_session(session_id)
+        kinds = ["user", "assistant", "summary"]
+        if include_tools:
+            kinds += ["tool_call", "tool_result"]
+        if around is not None:
+            earlier = queries.events(
+                self.conn,
+                row.sid,
+                session_id,
+                to_seq=around - 1,
+                kinds=kinds,
+                limit=before,
+                newest_first=True,
+            )
+            later = queries.events(
+                self.conn, row.sid, session_id, from_seq=around, kinds=kinds, limit=after + 1
+            )
+            return [*reversed(earlier), *later]
+        if from_seq is not None:
+            return queries.events(
+                self.conn, row.sid, session_id, from_seq=from_seq, kinds=kinds, limit=limit
+            )
+        tail = queries.events(
+            self.conn, row.sid, session_id, kinds=kinds, limit=last or limit, newest_first=True
+        )
+        return list(reversed(tail))
+
+    # -- removal -------------------------------------------------------------------------
+
+    def forget(self, *, session_id: str | None = None, workspace: str | Path | None = None) -> int:
+        """Remove a session or a whole workspace from the index, and keep them out of it."""
+        if (session_id is None) == (workspace is None):
+            raise UsageError("forget needs exactly one of a session id or --workspace DIR")
+        with db.writer_lock(self.settings.lock_path), self.conn:
+            ingestor = Ingestor(self.conn)
+            if session_id is not None:
+                rows = [queries.session_by_id(self.conn, session_id)]
+                if rows[0] is None:
+                    raise NotFoundError(f"no session {session_id!r} in the index")
+                kind, value = "session", session_id
+            else:
+                value = workspace_of(os.path.abspath(os.path.expanduser(str(workspace))))
+                kind = "workspace"
+                rows = list(queries.list_sessions(self.conn, workspace=value, include_private=True))
+                rows += [
+                    r
+                    for r in (
+                        queries.session_by_sid(self.conn, sid)
+                        for (sid,) in self.conn.execute(
+                            "SELECT sid FROM sessions WHERE workspace = ? AND event_count = 0",
+                            (value,),
+                        )
+                    )
+                    if r is not None
+                ]
+            for row in rows:
+                assert row is not None
+                ingestor.delete_events(row.sid)
+                self.conn.execute("DELETE FROM sessions WHERE sid = ?", (row.sid,))
+            self.conn.execute(
+                "INSERT OR REPLACE INTO forgotten (kind, value, at) VALUES (?, ?, ?)",
+                (kind, value, int(time.time() * 1000)),
+            )
+        return len(rows)

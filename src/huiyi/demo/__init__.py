@@ -1,0 +1,22 @@
+"""A small bundled history so a newcomer sees huiyi work on a machine with no agent logs.
+
+Three DSH sessions and two Claude Code sessions, in Chinese and English, in the harnesses' real
+on-disk formats, read by the real readers. They belong to the made-up workspace
+`/demo/acme-api`; `huiyi forget --workspace /demo/acme-api` removes them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from huiyi.sources.base import Reader
+
+DEMO_WORKSPACE = "/demo/acme-api"
+DATA = Path(__file__).with_name("data")
+
+
+def demo_readers() -> list[Reader]:
+    from huiyi.sources.claude import ClaudeReader
+    from huiyi.sources.dsh import DshReader
+
+    return [DshReader(DATA / "dsh"), ClaudeReader([DATA / "claude"])]

@@ -1,0 +1,491 @@
+"""Ingestion: reader output into the index, incrementally, idempotently, one writer at a time.
+
+For every file a reader discovers, the `files` table remembers inode, size, mtime, the byte
+offset consumed, the first bytes consumed (`head`) and the reader's small `state`. An unchanged
+file costs one `stat`. A grown file is read from its offset. A file that shrank, changed inode
+or changed its head is read again from the start, after the events it produced are removed, so
+nothing is duplicated. Each file's news is written in one transaction together with its new
+cursor: a crash leaves either the old cursor and old rows or the new ones.
+
+Sessions outlive their files: Claude Code deletes transcripts after 30 days, and the index keeps
+the text, so a file that disappears only gets `missing = 1`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from huiyi.model import TEXT_KINDS, Event, Kind, SessionUpdate, Surface
+from huiyi.safety.privacy import is_private_title
+from huiyi.sources.base import Cursor, Reader, ReadResult, SessionChunk
+from huiyi.text.tokenize import index_streams
+from huiyi.workspace import scope_token, workspace_of
+
+#: How much of one event's text goes into the full-text index (the whole text is stored).
+FTS_CHARS = 32_000
+HEAD_BYTES = 1024
+#: Files are written in transactions of about this many events: each file's rows and its new
+#: cursor always commit together, and fewer commits make a first full index much faster.
+COMMIT_EVERY = 5000
+VANISHED = "vanished"
+_INDEXABLE = frozenset(k.value for k in TEXT_KINDS)
+
+
+def fts_row(text: str, workspace: str) -> tuple[str, str, str]:
+    """The exact FTS5 values for one event; deletes must recompute the very same values."""
+    body, whole = index_streams(text[:FTS_CHARS])
+    return body, whole, scope_token(workspace)
+
+
+def is_indexable(kind: str, injected: bool) -> bool:
+    """Human and model text, tool traffic and summaries; not host-injected boilerplate."""
+    return kind in _INDEXABLE and (not injected or kind == Kind.SUMMARY.value)
+
+
+@dataclass(slots=True)
+class SourceReport:
+    source: str
+    roots: list[str] = field(default_factory=list)
+    files: int = 0
+    files_read: int = 0
+    sessions: set[str] = field(default_factory=set)
+    events: int = 0
+    skipped: Counter[str] = field(default_factory=Counter)
+    errors: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "roots": self.roots,
+            "files": self.files,
+            "files_read": self.files_read,
+            "sessions": len(self.sessions),
+            "events": self.events,
+            "skipped": dict(self.skipped),
+            "errors": self.errors,
+        }
+
+
+#: progress(source, files done, files total)
+Progress = Callable[[str, int, int], None]
+
+
+class Ingestor:
+    """Writes reader output into an open index connection. Hold the writer lock while using it."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self._forgotten_sessions = {
+            r[0] for r in conn.execute("SELECT value FROM forgotten WHERE kind = 'session'")
+        }
+        self._forgotten_workspaces = {
+            r[0] for r in conn.execute("SELECT value FROM forgotten WHERE kind = 'workspace'")
+        }
+        self._next_id = (conn.execute("SELECT max(id) FROM events").fetchone()[0] or 0) + 1
+        self._pending = 0
+
+    def commit(self) -> None:
+        """Make everything written so far durable (rows and file cursors together)."""
+        self.conn.commit()
+        self._pending = 0
+
+    # -- files ---------------------------------------------------------------------------
+
+    def index_reader(
+        self,
+        reader: Reader,
+        report: SourceReport,
+        *,
+        paths: Iterable[Path] | None = None,
+        progress: Progress | None = None,
+        mark_missing: bool = True,
+    ) -> None:
+        """Index every file the reader discovers (or the given paths)."""
+        report.roots = [str(r) for r in reader.roots()]
+        try:
+            files = sorted(reader.discover() if paths is None else paths)
+        except OSError as exc:  # a root that vanished or cannot be listed
+            report.skipped[VANISHED] += 1
+            report.errors.append(f"{reader.source}: cannot list sources: {exc.strerror or exc}")
+            files = []
+        report.files += len(files)
+        for done, path in enumerate(files):
+            if progress is not None:
+                progress(reader.source, done, len(files))
+            self.index_file(reader, path, report)
+        self.commit()
+        if progress is not None:
+            progress(reader.source, len(files), len(files))
+        if mark_missing and paths is None:
+            self._mark_missing(reader.source, {str(p) for p in files})
+
+    def index_file(self, reader: Reader, path: Path, report: SourceReport) -> None:
+        key = str(path)
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            report.skipped[VANISHED] += 1
+            return
+        except OSError as exc:
+            self._file_error(key, reader.source, report, exc)
+            return
+        row = self.conn.execute(
+            'SELECT id, inode, size, mtime_ns, "offset", head, state FROM files WHERE path = ?',
+            (key,),
+        ).fetchone()
+        if row is not None and (row[1], row[2], row[3]) == (st.st_ino, st.st_size, st.st_mtime_ns):
+            return  # unchanged since the last read
+        file_id: int | None = row[0] if row else None
+        reset = row is None
+        if row is not None:
+            offset, head = int(row[4]), bytes(row[5] or b"")
+            reset = row[1] != st.st_ino or st.st_size < offset or not _same_head(path, head)
+        cursor = Cursor() if reset else Cursor(offset=int(row[4]), state=json.loads(row[6]))
+        try:
+            result = reader.read(path, cursor)
+            head = _read_head(path, result.offset)
+        except FileNotFoundError:
+            report.skipped[VANISHED] += 1
+            return
+        except OSError as exc:
+            self._file_error(key, reader.source, report, exc)
+            return
+        report.files_read += 1
+        try:
+            if reset and file_id is not None:
+                self._drop_file_events(file_id)
+            file_id = self._save_file(key, reader.source, st, result, head, file_id, reset)
+            for chunk in result.chunks:
+                written = self._apply_chunk(chunk, file_id)
+                if written >= 0:
+                    report.sessions.add(chunk.session.id)
+                    report.events += written
+                    self._pending += max(written, 1)
+        except BaseException:
+            self.conn.rollback()
+            raise
+        if self._pending >= COMMIT_EVERY:
+            self.commit()
+        report.skipped.update(result.skipped)
+        if result.refused:
+            report.skipped["refused"] += 1
+            report.errors.append(f"{key}: {result.refused}")
+
+    def _save_file(
+        self,
+        key: str,
+        source: str,
+        st: os.stat_result,
+        result: ReadResult,
+        head: bytes,
+        file_id: int | None,
+        reset: bool,
+    ) -> int:
+        values = (
+            st.st_ino,
+            st.st_size,
+            st.st_mtime_ns,
+            result.offset,
+            head,
+            json.dumps(result.state, ensure_ascii=False, separators=(",", ":")),
+            result.refused,
+            int(time.time() * 1000),
+        )
+        if file_id is None:
+            cur = self.conn.execute(
+                'INSERT INTO files (inode, size, mtime_ns, "offset", head, state, refused, '
+                "indexed_at, path, source, skipped) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (*values, key, source, json.dumps(dict(result.skipped))),
+            )
+            return int(cur.lastrowid or 0)
+        old = (
+            {}
+            if reset
+            else json.loads(
+                self.conn.execute("SELECT skipped FROM files WHERE id = ?", (file_id,)).fetchone()[
+                    0
+                ]
+            )
+        )
+        skipped = Counter(old)
+        skipped.update(result.skipped)
+        self.conn.execute(
+            'UPDATE files SET inode = ?, size = ?, mtime_ns = ?, "offset" = ?, head = ?, '
+            "state = ?, refused = ?, indexed_at = ?, skipped = ?, error = NULL, missing = 0 "
+            "WHERE id = ?",
+            (*values, json.dumps(dict(skipped)), file_id),
+        )
+        return file_id
+
+    def _file_error(self, key: str, source: str, report: SourceReport, exc: OSError) -> None:
+        report.skipped["unreadable"] += 1
+        report.errors.append(f"{key}: {exc.strerror or exc}")
+        with self.conn:
+            self.conn.execute(
+                "INSERT INTO files (path, source, error) VALUES (?, ?, ?) "
+                "ON CONFLICT(path) DO UPDATE SET error = excluded.error",
+                (key, source, exc.strerror or str(exc)),
+            )
+
+    def _mark_missing(self, source: str, present: set[str]) -> None:
+        rows = self.conn.execute(
+            "SELECT id, path FROM files WHERE source = ? AND missing = 0", (source,)
+        ).fetchall()
+        gone = [(fid,) for fid, path in rows if path not in present]
+        if gone:
+            with self.conn:
+                self.conn.executemany("UPDATE files SET missing = 1 WHERE id = ?", gone)
+
+    def _drop_file_events(self, file_id: int) -> None:
+        for (sid,) in self.conn.execute(
+            "SELECT sid FROM sessions WHERE file_id = ?", (file_id,)
+        ).fetchall():
+            self.delete_events(sid)
+
+    # -- sessions and events -------------------------------------------------------------
+
+    def delete_events(self, sid: int, *, seqs: Iterable[int] | None = None) -> int:
+        """Remove events (all of a session's, or some seqs) and their full-text rows."""
+        ws_row = self.conn.execute(
+            "SELECT workspace FROM sessions WHERE sid = ?", (sid,)
+        ).fetchone()
+        workspace = ws_row[0] if ws_row else ""
+        sql = "SELECT id, text FROM events WHERE sid = ? AND indexed = 1"
+        params: list[Any] = [sid]
+        if seqs is not None:
+            wanted = list(seqs)
+            sql += f" AND seq IN ({','.join('?' * len(wanted))})"
+            params.extend(wanted)
+        self._fts_delete(self.conn.execute(sql, params).fetchall(), workspace)
+        if seqs is None:
+            cur = self.conn.execute("DELETE FROM events WHERE sid = ?", (sid,))
+        else:
+            cur = self.conn.execute(
+                f"DELETE FROM events WHERE sid = ? AND seq IN ({','.join('?' * len(wanted))})",
+                [sid, *wanted],
+            )
+        return cur.rowcount
+
+    def _fts_delete(self, rows: Iterable[tuple[int, str]], workspace: str) -> None:
+        self.conn.executemany(
+            "INSERT INTO event_fts (event_fts, rowid, body, whole, scope) "
+            "VALUES ('delete', ?, ?, ?, ?)",
+            ((rowid, *fts_row(text, workspace)) for rowid, text in rows),
+        )
+
+    def _apply_chunk(self, chunk: SessionChunk, file_id: int) -> int:
+        """Write one session's news; returns events written, or -1 if the session is forgotten."""
+        update = chunk.session
+        if update.id in self._forgotten_sessions:
+            return -1
+        sid, workspace = self._upsert_session(update, file_id)
+        if workspace in self._forgotten_workspaces:
+            return -1
+        written = self._upsert_events(sid, workspace, update.source, chunk.events)
+        for seq, surface in chunk.surface.items():
+            self.conn.execute(
+                "UPDATE events SET surface = ? WHERE sid = ? AND seq = ?", (surface.value, sid, seq)
+            )
+        if chunk.shadow_before is not None:
+            self.conn.execute(
+                "UPDATE events SET surface = ? WHERE sid = ? AND seq < ? AND surface = ?",
+                (Surface.SHADOWED.value, sid, chunk.shadow_before, Surface.CURRENT.value),
+            )
+        self._refresh_counts(sid, chunk.events)
+        return written
+
+    def _upsert_session(self, update: SessionUpdate, file_id: int) -> tuple[int, str]:
+        row = self.conn.execute(
+            "SELECT sid, cwd, workspace, title, title_unreadable, created, updated, parent, "
+            "is_subagent FROM sessions WHERE id = ?",
+            (update.id,),
+        ).fetchone()
+        if row is None:
+            cwd = update.cwd or ""
+            workspace = workspace_of(cwd)
+            cur = self.conn.execute(
+                "INSERT INTO sessions (id, source, file_id, cwd, workspace, title, "
+                "title_unreadable, created, updated, parent, is_subagent, is_private) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    update.id,
+                    update.source,
+                    file_id,
+                    cwd,
+                    workspace,
+                    update.title,
+                    int(update.title_unreadable),
+                    update.created,
+                    update.updated,
+                    update.parent,
+                    int(bool(update.is_subagent)),
+                    int(is_private_title(update.title, unreadable=update.title_unreadable)),
+                ),
+            )
+            return int(cur.lastrowid or 0), workspace
+        sid, cwd, workspace = row[0], row[1], row[2]
+        if update.cwd and update.cwd != cwd:
+            new_ws = workspace_of(update.cwd)
+            if new_ws != workspace:
+                self._move_workspace(sid, workspace, new_ws)
+            cwd, workspace = update.cwd, new_ws
+        title = update.title if update.title is not None else row[3]
+        unreadable = bool(update.title_unreadable) if update.title is not None else bool(row[4])
+        unreadable = unreadable or update.title_unreadable
+        created = row[5] if row[5] is not None else update.created
+        updated = max((t for t in (row[6], update.updated) if t is not None), default=None)
+        self.conn.execute(
+            "UPDATE sessions SET file_id = ?, cwd = ?, workspace = ?, title = ?, "
+            "title_unreadable = ?, created = ?, updated = ?, parent = ?, is_subagent = ?, "
+            "is_private = ? WHERE sid = ?",
+            (
+                file_id,
+                cwd,
+                workspace,
+                title,
+                int(unreadable),
+                created,
+                updated,
+                update.parent if update.parent is not None else row[7],
+                int(update.is_subagent) if update.is_subagent is not None else row[8],
+                int(is_private_title(title, unreadable=unreadable)),
+                sid,
+            ),
+        )
+        return sid, workspace
+
+    def _move_workspace(self, sid: int, old: str, new: str) -> None:
+        rows = self.conn.execute(
+            "SELECT id, text FROM events WHERE sid = ? AND indexed = 1", (sid,)
+        ).fetchall()
+        self._fts_delete(rows, old)
+        self.conn.executemany(
+            "INSERT INTO event_fts (rowid, body, whole, scope) VALUES (?, ?, ?, ?)",
+            ((rowid, *fts_row(text, new)) for rowid, text in rows),
+        )
+
+    def _upsert_events(self, sid: int, workspace: str, source: str, events: list[Event]) -> int:
+        if not events:
+            return 0
+        by_seq: dict[int, Event] = {}
+        seen_uids: dict[str, int] = {}
+        for event in events:  # a later emission of the same seq wins; a uid keeps its first seq
+            if event.uid is not None and seen_uids.setdefault(event.uid, event.seq) != event.seq:
+                continue
+            by_seq[event.seq] = event
+        seqs = list(by_seq)
+        existing: dict[int, tuple[int, str, int]] = {}
+        for start in range(0, len(seqs), 500):
+            part = seqs[start : start + 500]
+            for seq, rowid, text, indexed in self.conn.execute(
+                f"SELECT seq, id, text, indexed FROM events WHERE sid = ? "
+                f"AND seq IN ({','.join('?' * len(part))})",
+                [sid, *part],
+            ):
+                existing[seq] = (rowid, text, indexed)
+        taken = self._uids_taken_elsewhere(sid, source, by_seq.values())
+        rows: list[tuple[Any, ...]] = []
+        fts: list[tuple[int, str, str, str]] = []
+        stale: list[tuple[int, str]] = []
+        for seq, event in by_seq.items():
+            uid = f"{source}:{event.uid}" if event.uid else None
+            if uid is not None and uid in taken:
+                continue
+            old = existing.get(seq)
+            if old is not None:
+                rowid = old[0]
+                if old[2]:
+                    stale.append((rowid, old[1]))
+            else:
+                rowid = self._next_id
+                self._next_id += 1
+            indexed = is_indexable(event.kind.value, event.injected) and bool(event.text.strip())
+            rows.append(
+                (
+                    rowid,
+                    sid,
+                    seq,
+                    event.time,
+                    event.kind.value,
+                    event.role,
+                    event.text,
+                    event.surface.value,
+                    int(event.injected),
+                    event.tool_name,
+                    uid,
+                    int(indexed),
+                )
+            )
+            if indexed:
+                fts.append((rowid, *fts_row(event.text, workspace)))
+        if stale:
+            self._fts_delete(stale, workspace)
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO events (id, sid, seq, time, kind, role, text, surface, "
+            "injected, tool_name, uid, indexed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+        self.conn.executemany(
+            "INSERT INTO event_fts (rowid, body, whole, scope) VALUES (?, ?, ?, ?)", fts
+        )
+        return len(rows)
+
+    def _uids_taken_elsewhere(self, sid: int, source: str, events: Iterable[Event]) -> set[str]:
+        """uids already indexed under another session or seq (history copied on resume)."""
+        wanted = {f"{source}:{e.uid}": e.seq for e in events if e.uid}
+        if not wanted:
+            return set()
+        taken: set[str] = set()
+        keys = list(wanted)
+        for start in range(0, len(keys), 500):
+            part = keys[start : start + 500]
+            for uid, other_sid, seq in self.conn.execute(
+                f"SELECT uid, sid, seq FROM events WHERE uid IN ({','.join('?' * len(part))})",
+                part,
+            ):
+                if other_sid != sid or seq != wanted[uid]:
+                    taken.add(uid)
+        return taken
+
+    def _refresh_counts(self, sid: int, events: list[Event]) -> None:
+        first_user = next(
+            (e.text for e in events if e.kind is Kind.USER and not e.injected and e.text.strip()),
+            None,
+        )
+        self.conn.execute(
+            "UPDATE sessions SET "
+            "event_count = (SELECT count(*) FROM events WHERE sid = :sid AND kind IN "
+            "('user', 'assistant', 'tool_call', 'tool_result', 'summary')), "
+            "user_count = (SELECT count(*) FROM events WHERE sid = :sid AND kind = 'user' "
+            "AND injected = 0), "
+            "first_user = coalesce(first_user, :first), "
+            "updated = max(coalesce(updated, 0), coalesce((SELECT max(time) FROM events "
+            "WHERE sid = :sid), 0)) "
+            "WHERE sid = :sid",
+            {"sid": sid, "first": first_user[:200] if first_user else None},
+        )
+
+
+def _read_head(path: Path, upto: int) -> bytes:
+    if upto <= 0:
+        return b""
+    with path.open("rb") as fh:
+        return fh.read(min(upto, HEAD_BYTES))
+
+
+def _same_head(path: Path, head: bytes) -> bool:
+    if not head:
+        return True
+    try:
+        with path.open("rb") as fh:
+            return fh.read(len(head)) == head
+    except OSError:
+        return False

@@ -1,0 +1,174 @@
+"""Read queries over the index: sessions, events and the full-text match.
+
+Nothing here decides scope or privacy: callers pass the filters, and `huiyi.safety.scope`
+decides which filters an agent-facing call gets. Every value is a bound parameter.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from huiyi.model import Event, Kind, Session, Surface
+
+SESSION_COLUMNS = (
+    "sid, id, source, cwd, workspace, coalesce(title, ''), created, updated, parent, "
+    "is_subagent, is_private, event_count, user_count, first_user"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRow:
+    sid: int
+    session: Session
+    first_user: str | None
+
+
+def _session(row: Sequence[Any]) -> SessionRow:
+    (sid, sid_text, source, cwd, ws, title, created, updated, parent, sub, priv, n, u, first) = row
+    return SessionRow(
+        sid,
+        Session(
+            id=sid_text,
+            source=source,
+            cwd=cwd,
+            workspace=ws,
+            title=title,
+            created=created or updated or 0,
+            updated=updated or created or 0,
+            parent=parent,
+            is_subagent=bool(sub),
+            is_private=bool(priv),
+            event_count=n,
+            user_count=u,
+        ),
+        first,
+    )
+
+
+def session_by_id(conn: sqlite3.Connection, session_id: str) -> SessionRow | None:
+    row = conn.execute(
+        f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ?", (session_id,)
+    ).fetchone()
+    return _session(row) if row else None
+
+
+def session_by_sid(conn: sqlite3.Connection, sid: int) -> SessionRow | None:
+    row = conn.execute(f"SELECT {SESSION_COLUMNS} FROM sessions WHERE sid = ?", (sid,)).fetchone()
+    return _session(row) if row else None
+
+
+def list_sessions(
+    conn: sqlite3.Connection,
+    *,
+    workspace: str | None,
+    include_private: bool = False,
+    include_subagents: bool = True,
+    limit: int | None = None,
+) -> list[SessionRow]:
+    """Sessions, most recently active first; `workspace=None` means every workspace."""
+    where = ["event_count > 0"]
+    params: list[Any] = []
+    if workspace is not None:
+        where.append("workspace = ?")
+        params.append(workspace)
+    if not include_private:
+        where.append("is_private = 0")
+    if not include_subagents:
+        where.append("is_subagent = 0")
+    sql = (
+        f"SELECT {SESSION_COLUMNS} FROM sessions WHERE {' AND '.join(where)} "
+        "ORDER BY coalesce(updated, created, 0) DESC, sid DESC"
+    )
+    if limit is not None:
+        sql += " LIMIT ?"
+        params.append(limit)
+    return [_session(r) for r in conn.execute(sql, params)]
+
+
+EVENT_COLUMNS = "seq, time, kind, role, text, surface, injected, tool_name"
+
+
+def _event(session_id: str, row: Sequence[Any]) -> Event:
+    seq, time, kind, role, text, surface, injected, tool = row
+    return Event(
+        session=session_id,
+        seq=seq,
+        time=time,
+        kind=Kind(kind),
+        role=role,
+        text=text,
+        surface=Surface(surface),
+        injected=bool(injected),
+        tool_name=tool,
+    )
+
+
+def events(
+    conn: sqlite3.Connection,
+    sid: int,
+    session_id: str,
+    *,
+    from_seq: int | None = None,
+    to_seq: int | None = None,
+    kinds: Sequence[str] | None = None,
+    surface: str | None = None,
+    limit: int | None = None,
+    newest_first: bool = False,
+) -> list[Event]:
+    """A session's events in seq order (or newest first), filtered by range, kind and surface."""
+    where = ["sid = ?"]
+    params: list[Any] = [sid]
+    if from_seq is not None:
+        where.append("seq >= ?")
+        params.append(from_seq)
+    if to_seq is not None:
+        where.append("seq <= ?")
+        params.append(to_seq)
+    if kinds is not None:
+        where.append(f"kind IN ({','.join('?' * len(kinds))})")
+        params.extend(kinds)
+    if surface is not None:
+        where.append("surface = ?")
+        params.append(surface)
+    sql = f"SELECT {EVENT_COLUMNS} FROM events WHERE {' AND '.join(where)} ORDER BY seq"
+    if newest_first:
+        sql += " DESC"
+    if limit is not None:
+        sql += " LIMIT ?"
+        params.append(limit)
+    return [_event(session_id, r) for r in conn.execute(sql, params)]
+
+
+def events_by_rowid(
+    conn: sqlite3.Connection, rowids: Sequence[int]
+) -> dict[int, tuple[int, Event]]:
+    """rowid -> (session sid, event) for search hits."""
+    out: dict[int, tuple[int, Event]] = {}
+    for start in range(0, len(rowids), 500):
+        part = rowids[start : start + 500]
+        rows = conn.execute(
+            f"SELECT e.id, e.sid, s.id, {', '.join('e.' + c for c in EVENT_COLUMNS.split(', '))} "
+            f"FROM events e JOIN sessions s ON s.sid = e.sid "
+            f"WHERE e.id IN ({','.join('?' * len(part))})",
+            list(part),
+        )
+        for rowid, sid, session_id, *rest in rows:
+            out[rowid] = (sid, _event(session_id, rest))
+    return out
+
+
+def fts_match(
+    conn: sqlite3.Connection, match: str, *, limit: int, offset: int = 0
+) -> list[tuple[int, float]]:
+    """(event rowid, bm25 score; lower is better) for an FTS5 match expression."""
+    return [
+        (int(r[0]), float(r[1]))
+        for r in conn.execute(
+            "SELECT rowid, bm25(event_fts, 1.0, 2.0, 0.0) AS score FROM event_fts "
+            "WHERE event_fts MATCH ? ORDER BY score LIMIT ? OFFSET ?",
+            (match, limit, offset),
+        )
+    ]

@@ -1,0 +1,35 @@
+"""A session's workspace: the git root above its working directory, else the directory itself.
+
+Workspaces are the unit of scope for every read an agent makes, so the rule is kept in one
+place. Paths are compared as normalised absolute strings; a directory that no longer exists (a
+log copied from another machine) is its own workspace.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from functools import lru_cache
+from pathlib import Path
+
+
+@lru_cache(maxsize=4096)
+def workspace_of(cwd: str) -> str:
+    """The git root above `cwd` (a `.git` file or directory), else `cwd` normalised."""
+    if not cwd:
+        return ""
+    path = Path(os.path.normpath(os.path.expanduser(cwd)))
+    if not path.is_absolute():
+        return str(path)
+    for candidate in (path, *path.parents):
+        try:
+            if (candidate / ".git").exists():
+                return str(candidate)
+        except OSError:
+            break
+    return str(path)
+
+
+def scope_token(workspace: str) -> str:
+    """A full-text token that stands for one workspace (see store.migrations)."""
+    return "w" + hashlib.blake2b(workspace.encode("utf-8"), digest_size=8).hexdigest()

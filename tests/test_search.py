@@ -1,0 +1,115 @@
+"""Lexical search: Chinese words inside sentences, mixed queries, code tokens, phrases, snippets."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from huiyi import Huiyi
+from huiyi.text.snippet import SNIPPET_UNITS, snippet, utf16_len
+from tests.builders.lines import LineReader, write
+
+CORPUS = [
+    "我们昨天讨论了数据库迁移失败以后是否应该立即回滚到上一个版本的问题",
+    "The flaky test binds port 8321 which the CI runner already uses",
+    "rename snake_case_name to better_name in src/app/main.py",
+    "calling Foo.bar raised error E1234 during startup",
+    "pass --no-verify only for emergency deploys",
+    "部署脚本用 make ship，它会跑冒烟测试 smoke tests",
+    "unrelated chatter about lunch and coffee",
+    "getUserName returns None when the HTTPServer restarts",
+]
+
+
+@pytest.fixture
+def hy(tmp_path: Path) -> Iterable[Huiyi]:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    write(logs / "a.log", *({"s": "s1", "q": i, "t": t} for i, t in enumerate(CORPUS)))
+    with Huiyi() as h:
+        h.index(readers=[LineReader(logs)])
+        yield h
+
+
+def top(hy: Huiyi, query: str) -> int | None:
+    hits = hy.search(query, workspace="/w/a", limit=3).hits
+    return hits[0].seq if hits else None
+
+
+@pytest.mark.parametrize(
+    ("query", "seq"),
+    [
+        ("回滚", 0),  # a two-character word in the middle of a long sentence
+        ("数据库", 0),
+        ("迁移 rollback 回滚", 0),  # mixed Chinese and English
+        ("port 8321", 1),
+        ("8321", 1),
+        ("snake_case_name", 2),  # whole identifier
+        ("case_name", 2),  # part of an identifier
+        ("snake", 2),
+        ("main.py", 2),  # part of a path
+        ("src/app/main.py", 2),
+        ("Foo.bar", 3),
+        ("E1234", 3),
+        ("e1234", 3),
+        ("--no-verify", 4),
+        ("make ship 部署", 5),
+        ("冒烟测试", 5),
+        ("get_user_name", 7),  # camelCase found by its snake_case spelling
+        ("HTTPServer", 7),
+        ("ＰＯＲＴ ８３２１", 1),  # full-width input folds to ASCII
+    ],
+)
+def test_query_finds_its_passage_first(hy: Huiyi, query: str, seq: int) -> None:
+    assert top(hy, query) == seq
+
+
+def test_quoted_query_is_an_exact_phrase(hy: Huiyi) -> None:
+    assert top(hy, '"make ship"') == 5
+    assert top(hy, '"ship make"') is None
+    assert top(hy, '"回滚到上一个"') == 0
+    assert top(hy, '"回滚到下一个"') is None
+
+
+def test_words_that_occur_nowhere_find_nothing(hy: Huiyi) -> None:
+    assert hy.search("kubernetes", workspace="/w/a").hits == []
+    assert hy.search("zebra giraffe", workspace="/w/a").hits == []
+
+
+def test_a_query_of_only_common_words_still_searches_them(hy: Huiyi) -> None:
+    assert top(hy, "about and") == 6
+
+
+def test_hits_carry_where_and_what(hy: Huiyi) -> None:
+    hit = hy.search("8321", workspace="/w/a").hits[0]
+    assert (hit.session_id, hit.seq, hit.source, hit.workspace, hit.kind) == (
+        "s1",
+        1,
+        "test",
+        "/w/a",
+        "user",
+    )
+    assert hit.time == 1_001
+    assert "8321" in hit.snippet
+    assert hit.score > 0
+    assert hit.title.startswith("我们昨天讨论")  # no title: the first human message stands in
+
+
+def test_snippet_is_centred_on_the_match_within_240_utf16_units() -> None:
+    text = "𝒜" * 300 + " the needle is here " + "😀" * 300
+    cut = snippet(text, ["needle"])
+    assert "needle" in cut
+    assert utf16_len(cut) <= SNIPPET_UNITS
+    assert cut.startswith("…") and cut.endswith("…")
+
+
+@given(st.text(min_size=0, max_size=600), st.text(min_size=1, max_size=5))
+def test_snippet_never_exceeds_the_limit_or_splits_a_surrogate_pair(text: str, word: str) -> None:
+    cut = snippet(text, [word])
+    assert utf16_len(cut) <= SNIPPET_UNITS
+    # a split pair would leave a lone surrogate, which cannot be encoded
+    cut.encode("utf-16", "strict")
