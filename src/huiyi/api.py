@@ -54,10 +54,6 @@ class IndexReport:
         }
 
 
-def current_workspace() -> str:
-    return workspace_of(os.getcwd())
-
-
 class Huiyi:
     """The index and everything built on it, for one HUIYI_HOME."""
 
@@ -127,14 +123,17 @@ class Huiyi:
 
     # -- reads ---------------------------------------------------------------------------
 
+    def resolve_workspace(self, workspace: str | Path | None = None) -> str:
+        """An explicit directory, else HUIYI_WORKSPACE, else the current directory's."""
+        chosen = workspace or os.environ.get("HUIYI_WORKSPACE", "").strip() or os.getcwd()
+        return workspace_of(os.path.abspath(os.path.expanduser(str(chosen))))
+
     def _workspace(self, workspace: str | Path | None, all_workspaces: bool) -> str | None:
         if all_workspaces:
             if workspace is not None:
                 raise UsageError("pass either a workspace or all_workspaces, not both")
             return None
-        if workspace is None:
-            return current_workspace()
-        return workspace_of(os.path.abspath(os.path.expanduser(str(workspace))))
+        return self.resolve_workspace(workspace)
 
     def search(
         self,

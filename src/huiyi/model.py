@@ -97,6 +97,8 @@ class Hit:
     snippet: str
     score: float
     layers: tuple[str, ...] = field(default=())
+    #: secrets masked in the title and the event text this hit was cut from
+    masks: int = 0
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -110,4 +112,5 @@ class Hit:
             "snippet": self.snippet,
             "score": self.score,
             "layers": list(self.layers),
+            "masks": self.masks,
         }

@@ -1,4 +1,4 @@
-"""One search call: run the layers, filter by scope and privacy, build hits with snippets.
+"""One search call: run the layers, filter by scope and privacy, build redacted hits.
 
 Layers yield event rowids in rank order; this module keeps only events of sessions the caller
 may see (workspace, not private, not excluded, subagents only on request) and turns the first
@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 
 from huiyi.model import Hit
+from huiyi.safety.redact import redact
 from huiyi.search import lexical
 from huiyi.store import queries
 from huiyi.store.queries import SessionRow
@@ -28,6 +29,8 @@ class Filter:
     workspace: str | None
     exclude_sessions: frozenset[str] = frozenset()
     include_subagents: bool = True
+    #: when set, only these sessions (an agent whose workspace is unknown: its own session)
+    only_sessions: frozenset[str] | None = None
 
 
 @dataclass(slots=True)
@@ -64,6 +67,7 @@ class _Visible:
                 and row.session.id not in self.flt.exclude_sessions
                 and (self.flt.include_subagents or not row.session.is_subagent)
                 and (self.flt.workspace is None or row.session.workspace == self.flt.workspace)
+                and (self.flt.only_sessions is None or row.session.id in self.flt.only_sessions)
             )
             self._rows[sid] = row if ok else None
         return self._rows[sid]
@@ -94,18 +98,22 @@ def hydrate(
             row = visible.get(sid)
             if row is None:
                 continue
+            # redact the whole text first, then cut: a snippet must never hold half a secret
+            clean = redact(event.text)
+            title = redact(session_title(row))
             hits.append(
                 Hit(
                     session_id=row.session.id,
                     seq=event.seq,
                     source=row.session.source,
                     workspace=row.session.workspace,
-                    title=session_title(row),
+                    title=title.text,
                     time=event.time,
                     kind=event.kind,
-                    snippet=snippet(event.text, words),
+                    snippet=snippet(clean.text, words),
                     score=round(score, 4),
                     layers=layers,
+                    masks=clean.count + title.count,
                 )
             )
             if len(hits) >= limit:

@@ -1,0 +1,5 @@
+"""`python -m huiyi` runs the CLI."""
+
+from huiyi.cli import main
+
+main()

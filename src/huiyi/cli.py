@@ -1,0 +1,421 @@
+"""The `huiyi` command: parse arguments, call the core, print. No behaviour lives here.
+
+Everything printed from the index passes `huiyi.safety.redact` first. Known errors become one
+line on stderr (exit 2 for usage, 1 otherwise); anything else is a bug and shows a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+from huiyi.api import Huiyi, IndexReport
+from huiyi.errors import HuiyiError, UsageError
+from huiyi.model import Event, Hit
+from huiyi.safety.redact import redact
+
+DEMO_QUERY = "回滚"
+
+
+def safe(text: str) -> str:
+    """Redact secrets from anything the index gives back before it reaches the terminal."""
+    return redact(text).text
+
+
+def when(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M") if ms else "-"
+
+
+def emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+@contextmanager
+def clean_errors() -> Iterator[None]:
+    try:
+        yield
+    except UsageError as exc:
+        raise click.UsageError(safe(str(exc))) from exc
+    except HuiyiError as exc:
+        raise click.ClickException(safe(str(exc))) from exc
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="huiyi")
+@click.pass_context
+def main(ctx: click.Context) -> None:
+    """huiyi (回忆): local memory and recall over your coding agents' session logs."""
+    ctx.obj = Huiyi()
+    ctx.call_on_close(ctx.obj.close)
+
+
+# -- index ------------------------------------------------------------------------------
+
+
+class _Bar:
+    """A one-line progress bar on stderr, only when stderr is a terminal."""
+
+    def __init__(self) -> None:
+        self.enabled = sys.stderr.isatty()
+
+    def __call__(self, source: str, done: int, total: int) -> None:
+        if not self.enabled or total == 0:
+            return
+        width = 24
+        filled = width * done // total
+        bar = "█" * filled + "░" * (width - filled)
+        end = "\n" if done == total else ""
+        click.echo(f"\r{source:<7} {bar} {done}/{total} files", err=True, nl=False)
+        if end:
+            click.echo("", err=True)
+
+
+def _print_report(report: IndexReport) -> None:
+    click.echo(f"{'source':<8} {'files':>6} {'read':>6} {'sessions':>9} {'events':>8}  skipped")
+    for name, r in report.sources.items():
+        skipped = ", ".join(f"{k} {v}" for k, v in sorted(r.skipped.items())) or "-"
+        click.echo(
+            f"{name:<8} {r.files:>6} {r.files_read:>6} {len(r.sessions):>9} {r.events:>8}  "
+            f"{skipped}"
+        )
+        for error in r.errors[:5]:
+            click.echo(f"  ! {safe(error)}")
+    click.echo(f"indexed {report.events} new events in {report.seconds:.2f} s")
+
+
+@main.command()
+@click.option(
+    "--jsonl",
+    "jsonl",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="Index a file or folder in the generic JSONL format instead of harness logs.",
+)
+@click.option("--watch", is_flag=True, help="Keep running and index new lines as they appear.")
+@click.option("--interval", default=2.0, show_default=True, help="Seconds between --watch scans.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.pass_obj
+def index(hy: Huiyi, jsonl: tuple[Path, ...], watch: bool, interval: float, as_json: bool) -> None:
+    """Read new lines from DSH, Claude Code and Codex logs into the local index."""
+    with clean_errors():
+        report = hy.index(jsonl=jsonl, progress=_Bar())
+        if as_json:
+            emit_json(report.as_dict())
+        else:
+            _print_report(report)
+        if report.files == 0 and not jsonl:
+            _demo(hy, as_json)
+            return
+        while watch:
+            time.sleep(interval)
+            report = hy.index(jsonl=jsonl)
+            if report.events:
+                stamp = datetime.now().strftime("%H:%M:%S")
+                click.echo(f"{stamp} indexed {report.events} new events")
+
+
+def _demo(hy: Huiyi, as_json: bool) -> None:
+    settings = hy.settings
+    roots = [
+        settings.dsh_home / "sessions",
+        *(d / "projects" for d in settings.claude_dirs),
+        settings.codex_home / "sessions",
+    ]
+    report = hy.index_demo()
+    if as_json:
+        return
+    click.echo("\nNo agent logs were found in:")
+    for root in roots:
+        click.echo(f"  {root}")
+    click.echo(f"so huiyi indexed its bundled demo history ({report.events} new events).")
+    from huiyi.demo import DEMO_WORKSPACE
+
+    click.echo(f"\n$ huiyi search {DEMO_QUERY} --workspace {DEMO_WORKSPACE}")
+    result = hy.search(DEMO_QUERY, workspace=DEMO_WORKSPACE, limit=3)
+    _print_hits(result.hits)
+    click.echo(
+        f"\nTry: huiyi search 'port 8321' --workspace {DEMO_WORKSPACE}   "
+        "huiyi sessions --all   huiyi doctor"
+    )
+
+
+# -- search -----------------------------------------------------------------------------
+
+
+def _print_hits(hits: list[Hit]) -> None:
+    if not hits:
+        click.echo("no matches")
+    for n, hit in enumerate(hits, 1):
+        click.echo(
+            f"[{n}] {when(hit.time)}  {hit.source}  {safe(hit.title)}  "
+            f"({hit.session_id} #{hit.seq}, {hit.kind})"
+        )
+        click.echo(f"    {safe(hit.snippet)}")
+
+
+def _hit_json(hit: Hit) -> dict[str, Any]:
+    data = hit.as_dict()
+    data["title"] = safe(hit.title)
+    data["snippet"] = safe(hit.snippet)
+    return data
+
+
+@main.command(name="search")
+@click.argument("query", nargs=-1, required=True)
+@click.option(
+    "--workspace",
+    type=click.Path(path_type=Path),
+    help="Search this workspace (default: the current directory's).",
+)
+@click.option("--all", "all_", is_flag=True, help="Search every workspace.")
+@click.option("--limit", default=10, show_default=True, help="How many hits to show.")
+@click.option("--json", "as_json", is_flag=True, help="Print hits as a JSON list.")
+@click.pass_obj
+def search_cmd(
+    hy: Huiyi,
+    query: tuple[str, ...],
+    workspace: Path | None,
+    all_: bool,
+    limit: int,
+    as_json: bool,
+) -> None:
+    """Search history in Chinese or English; quote a phrase for an exact match."""
+    with clean_errors():
+        if workspace is not None and all_:
+            raise UsageError("use either --workspace DIR or --all, not both")
+        result = hy.search(" ".join(query), workspace=workspace, all_workspaces=all_, limit=limit)
+        if as_json:
+            emit_json([_hit_json(h) for h in result.hits])
+            return
+        _print_hits(result.hits)
+        for note in result.notes:
+            click.echo(f"note: {note}")
+
+
+@main.command()
+@click.argument("query", nargs=-1)
+@click.option(
+    "--workspace",
+    type=click.Path(path_type=Path),
+    help="The workspace to recall from (default: HUIYI_WORKSPACE, else the current directory's).",
+)
+@click.option(
+    "--session",
+    "session_id",
+    envvar="HUIYI_SESSION",
+    help="The current session (its compacted part is what a bare `recall` returns).",
+)
+@click.option("--limit", default=5, show_default=True, help="How many results (1-20).")
+@click.pass_obj
+def recall(
+    hy: Huiyi, query: tuple[str, ...], workspace: Path | None, session_id: str | None, limit: int
+) -> None:
+    """Print exactly what the agent's recall_history tool returns (the human /recall)."""
+    from huiyi.recall.tools import Recall
+    from huiyi.safety.scope import CallerContext
+
+    with clean_errors():
+        text = " ".join(query).strip()
+        if not text and not session_id:
+            raise UsageError(
+                "give some words to recall, e.g. `huiyi recall 数据库 回滚`; a bare `huiyi "
+                "recall` needs --session ID (the session whose compacted part to recover)"
+            )
+        ws = hy.resolve_workspace(workspace)
+        hy.index()
+        ctx = CallerContext(workspace=ws, session_id=session_id, how="cli")
+        click.echo(
+            Recall(hy.conn, ctx, max_inject_chars=hy.settings.max_inject_chars)
+            .history(text or None, limit=limit)
+            .text
+        )
+
+
+# -- sessions and show ------------------------------------------------------------------
+
+
+@main.command()
+@click.option(
+    "--workspace",
+    type=click.Path(path_type=Path),
+    help="List this workspace's sessions (default: the current directory's).",
+)
+@click.option("--all", "all_", is_flag=True, help="List sessions of every workspace.")
+@click.option("--limit", default=50, show_default=True, help="How many sessions to list.")
+@click.option("--json", "as_json", is_flag=True, help="Print sessions as a JSON list.")
+@click.pass_obj
+def sessions(hy: Huiyi, workspace: Path | None, all_: bool, limit: int, as_json: bool) -> None:
+    """List sessions, most recently active first."""
+    with clean_errors():
+        if workspace is not None and all_:
+            raise UsageError("use either --workspace DIR or --all, not both")
+        found = hy.sessions(workspace=workspace, all_workspaces=all_, limit=limit)
+        if as_json:
+            emit_json(
+                [
+                    {
+                        "id": s.id,
+                        "source": s.source,
+                        "workspace": s.workspace,
+                        "cwd": s.cwd,
+                        "title": safe(s.title),
+                        "created": s.created,
+                        "updated": s.updated,
+                        "events": s.event_count,
+                        "user_messages": s.user_count,
+                        "subagent": s.is_subagent,
+                        "parent": s.parent,
+                    }
+                    for s in found
+                ]
+            )
+            return
+        if not found:
+            click.echo("no sessions here; try --all, or run `huiyi index` first")
+        for s in found:
+            title = safe(s.title) or "(untitled)"
+            sub = " [subagent]" if s.is_subagent else ""
+            click.echo(
+                f"{when(s.updated)}  {s.source:<6} {s.id}  {s.event_count:>5} events  {title}{sub}"
+            )
+            if all_:
+                click.echo(f"    {s.workspace}")
+
+
+def _event_json(event: Event) -> dict[str, Any]:
+    return {
+        "seq": event.seq,
+        "time": event.time,
+        "kind": str(event.kind),
+        "role": event.role,
+        "surface": str(event.surface),
+        "injected": event.injected,
+        "tool_name": event.tool_name,
+        "text": safe(event.text),
+    }
+
+
+@main.command()
+@click.argument("session_id")
+@click.option("--around", type=int, help="Show events around this seq.")
+@click.option("--from-seq", type=int, help="Show events from this seq onwards.")
+@click.option("--limit", default=50, show_default=True, help="How many events to show.")
+@click.option("--json", "as_json", is_flag=True, help="Print events as JSON.")
+@click.pass_obj
+def show(
+    hy: Huiyi,
+    session_id: str,
+    around: int | None,
+    from_seq: int | None,
+    limit: int,
+    as_json: bool,
+) -> None:
+    """Show the original text of one session (by default its last events)."""
+    with clean_errors():
+        if around is not None and from_seq is not None:
+            raise UsageError("use either --around SEQ or --from-seq N, not both")
+        session = hy.session(session_id)
+        events = hy.read(
+            session_id,
+            around=around,
+            before=limit // 2,
+            after=limit // 2,
+            from_seq=from_seq,
+            last=limit,
+            limit=limit,
+        )
+        if as_json:
+            emit_json(
+                {
+                    "session": {
+                        "id": session.id,
+                        "title": safe(session.title),
+                        "workspace": session.workspace,
+                        "source": session.source,
+                    },
+                    "events": [_event_json(e) for e in events],
+                }
+            )
+            return
+        click.echo(f"{safe(session.title) or '(untitled)'}  [{session.source}] {session.workspace}")
+        for e in events:
+            marks = "".join(
+                [
+                    " (shadowed)" if e.surface == "shadowed" else "",
+                    " (injected)" if e.injected else "",
+                ]
+            )
+            tool = f" {e.tool_name}" if e.tool_name else ""
+            click.echo(f"\n#{e.seq} {when(e.time)} {e.kind}{tool}{marks}")
+            click.echo(safe(e.text))
+        if from_seq is not None and events:
+            click.echo(f"\n(next: --from-seq {events[-1].seq + 1})")
+
+
+# -- doctor and forget ------------------------------------------------------------------
+
+
+@main.command()
+@click.option("--repair", is_flag=True, help="Rebuild the full-text index from the kept text.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.pass_obj
+def doctor(hy: Huiyi, repair: bool, as_json: bool) -> None:
+    """Sources found, counts, bad lines by reason, index size and integrity."""
+    from huiyi import doctor as doc
+
+    with clean_errors():
+        if repair:
+            rows = doc.rebuild_fulltext(hy.conn)
+            click.echo(f"rebuilt the full-text index: {rows} events")
+        report = doc.diagnose(hy.conn, hy.settings)
+        if as_json:
+            emit_json(report)
+            return
+        click.echo(f"index      {report['index']} ({report['index_bytes'] / 1e6:.1f} MB)")
+        click.echo(
+            f"contents   {report['sessions']} sessions, {report['events']} events, "
+            f"{report['workspaces']} workspaces, {report['private_sessions']} private"
+        )
+        click.echo(f"integrity  {report['integrity']}; full-text {report['fulltext']}")
+        for name, src in report["sources"].items():
+            click.echo(f"\n{name}")
+            for root in src.get("roots", []):
+                state = "found" if root["exists"] else "not found"
+                click.echo(f"  root     {root['path']} ({state})")
+            if "files" in src:
+                click.echo(
+                    f"  files    {src['files']} ({src['missing_files']} gone from disk, "
+                    f"{src['unreadable_files']} unreadable, {src['refused_files']} refused)"
+                )
+            if "sessions" in src:
+                click.echo(f"  indexed  {src['sessions']} sessions, {src['events']} events")
+            bad = src.get("bad_lines") or {}
+            if bad:
+                click.echo("  skipped  " + ", ".join(f"{k} {v}" for k, v in sorted(bad.items())))
+
+
+@main.command()
+@click.argument("session_id", required=False)
+@click.option(
+    "--workspace", type=click.Path(path_type=Path), help="Forget every session of this workspace."
+)
+@click.pass_obj
+def forget(hy: Huiyi, session_id: str | None, workspace: Path | None) -> None:
+    """Remove a session (or a workspace) from the index and keep it out."""
+    with clean_errors():
+        count = hy.forget(session_id=session_id, workspace=workspace)
+        click.echo(
+            f"forgot {count} session{'s' if count != 1 else ''}; they will not be indexed again"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,58 @@
+"""Small text helpers shared by the recall tools: times, one-line cuts, labels."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+from huiyi.model import Event, Kind
+from huiyi.safety.redact import redact
+
+_SPACE = re.compile(r"\s+")
+
+
+def when(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M") if ms else "-"
+
+
+def one_line(text: str, limit: int) -> str:
+    """Whitespace collapsed, cut to `limit` characters with an ellipsis."""
+    flat = _SPACE.sub(" ", text).strip()
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def first_line(text: str, limit: int) -> str:
+    for line in text.splitlines():
+        if line.strip():
+            return one_line(line, limit)
+    return ""
+
+
+def clean(text: str) -> tuple[str, int]:
+    """Redacted text and the number of masks: always before any cut."""
+    out = redact(text)
+    return out.text, out.count
+
+
+KIND_LABEL = {
+    Kind.USER: "user",
+    Kind.ASSISTANT: "assistant",
+    Kind.TOOL_CALL: "tool call",
+    Kind.TOOL_RESULT: "tool result",
+    Kind.SUMMARY: "summary",
+}
+
+
+def event_label(event: Event) -> str:
+    label = KIND_LABEL.get(event.kind, str(event.kind))
+    if event.tool_name and event.kind in (Kind.TOOL_CALL, Kind.TOOL_RESULT):
+        label += f" {event.tool_name}"
+    if event.injected:
+        label += " [host-injected]"
+    if event.surface == "shadowed":
+        label += " [compacted]"
+    return label
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"

@@ -1,0 +1,39 @@
+"""One budget per call: a clock plus deterministic caps that hold even when a step cannot be
+interrupted (a single SQLite read, a large text). Whatever a cap or the clock cut is reported
+in the output, never silently dropped.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+TOOL_SECONDS = 20.0
+AUTO_RECALL_SECONDS = 8.0
+
+#: the no-query skeleton reads at most this many candidate events ...
+SKELETON_MAX_EVENTS = 5_000
+#: ... and this many characters of their source text, then tries to add the last events
+SKELETON_MAX_CHARS = 1_500_000
+SKELETON_TAIL_EVENTS = 64
+#: recall_expand reads at most this many characters of source text
+EXPAND_MAX_CHARS = 400_000
+
+
+@dataclass(slots=True)
+class Budget:
+    seconds: float = TOOL_SECONDS
+    started: float = field(default_factory=time.monotonic)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def left(self) -> float:
+        return self.seconds - (time.monotonic() - self.started)
+
+    @property
+    def expired(self) -> bool:
+        return self.left <= 0
+
+    def note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)

@@ -1,0 +1,32 @@
+"""The one exit: every text an agent receives from the index leaves through `deliver`.
+
+Order matters: the body is built from text that was already redacted field by field (before
+any shortening, so no cut can leave half a secret), then redacted once more as a whole (labels,
+titles and notes included), and finally wrapped in the untrusted-data envelope. Error messages
+leave through `deliver_error`, which redacts them too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from huiyi.safety.envelope import wrap
+from huiyi.safety.redact import redact
+
+
+@dataclass(frozen=True, slots=True)
+class Delivered:
+    text: str
+    masks: int
+
+
+def deliver(body: str, *, masks: int = 0, label: str = "recalled history") -> Delivered:
+    """Redact and envelope a tool's output; `masks` counts what earlier field redaction hid."""
+    final = redact(body)
+    total = masks + final.count
+    footer = f"\n(secrets masked: {total})" if total else ""
+    return Delivered(wrap(final.text + footer, label=label), total)
+
+
+def deliver_error(message: str) -> str:
+    return redact(message).text

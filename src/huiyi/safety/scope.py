@@ -1,0 +1,90 @@
+"""Workspace scope for agent-facing reads: it only ever narrows, never widens.
+
+An agent call knows (at best) its workspace and its own session. Every session id it names is
+opened through `Scope.open`, which answers an unknown id, a private session and a session of
+another workspace with the very same error, so the error reveals nothing. With no workspace,
+the scope narrows to the caller's own session; with neither, the call fails.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+
+from huiyi.errors import NotFoundError, UsageError
+from huiyi.search.engine import Filter
+from huiyi.store import queries
+from huiyi.store.queries import SessionRow
+
+NOT_FOUND = "no such session in this workspace"
+NO_CONTEXT = (
+    "cannot tell which workspace this call belongs to; set HUIYI_WORKSPACE (or pass "
+    "--workspace to `huiyi mcp`) to the project directory"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class CallerContext:
+    """Who is asking: the workspace and the caller's own (current) session, when known."""
+
+    workspace: str | None
+    session_id: str | None = None
+    how: str = "unknown"  # how the context was found, for `doctor` and debugging
+
+
+class Scope:
+    """What one agent call may see."""
+
+    def __init__(self, conn: sqlite3.Connection, ctx: CallerContext) -> None:
+        if ctx.workspace is None and ctx.session_id is None:
+            raise UsageError(NO_CONTEXT)
+        self.conn = conn
+        self.ctx = ctx
+        self.workspace = ctx.workspace
+        self.narrowed = ctx.workspace is None
+
+    def allows(self, row: SessionRow | None) -> bool:
+        if row is None or row.session.is_private:
+            return False
+        if self.narrowed:
+            return row.session.id == self.ctx.session_id
+        return row.session.workspace == self.workspace
+
+    def open(self, session_id: str) -> SessionRow:
+        """The session, if this caller may read it; else the one not-found error."""
+        row = queries.session_by_id(self.conn, session_id)
+        if not self.allows(row):
+            raise NotFoundError(NOT_FOUND)
+        assert row is not None
+        return row
+
+    def current(self) -> SessionRow | None:
+        """The caller's own session, when known, indexed and visible."""
+        if self.ctx.session_id is None:
+            return None
+        row = queries.session_by_id(self.conn, self.ctx.session_id)
+        return row if self.allows(row) else None
+
+    def search_filter(self, *, include_subagents: bool = False) -> Filter:
+        """Cross-session search: this workspace, minus the caller's own session."""
+        if self.narrowed:
+            assert self.ctx.session_id is not None
+            return Filter(
+                workspace=None,
+                only_sessions=frozenset({self.ctx.session_id}),
+                include_subagents=True,
+            )
+        exclude = frozenset({self.ctx.session_id}) if self.ctx.session_id else frozenset()
+        return Filter(
+            workspace=self.workspace,
+            exclude_sessions=exclude,
+            include_subagents=include_subagents,
+        )
+
+    def sessions(self, *, include_subagents: bool, limit: int | None) -> list[SessionRow]:
+        if self.narrowed:
+            current = self.current()
+            return [current] if current else []
+        return queries.list_sessions(
+            self.conn, workspace=self.workspace, include_subagents=include_subagents, limit=limit
+        )
