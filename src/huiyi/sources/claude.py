@@ -1,0 +1,388 @@
+"""Claude Code transcripts: `<config dir>/projects/<encoded cwd>/<session>.jsonl`.
+
+One file is one session (its stem is the id; subagent transcripts, `agent-<id>.jsonl` beside
+it in older builds or `<session>/subagents/agent-<id>.jsonl` in newer ones, are sessions of
+their own whose parent is the records' `sessionId`). Three quirks of the format shape the code:
+
+- **Split replies.** One API reply is written as several lines that share `message.id`, one
+  content block per line, sometimes repeating a block. Consecutive assistant lines of one
+  `message.id` become one ASSISTANT event (texts joined, repeats dropped). Its seq is fixed when
+  its first text arrives; when a later read brings more of it, the event is emitted again with
+  the same seq and the store upserts it. The reply in progress lives in the cursor state.
+- **Copies.** Resumed sessions copy earlier records into a new file, so every event carries a
+  `uid` (the record `uuid`, the reply's `message.id`, the `tool_use` id) and the store keeps the
+  first; a `uuid` repeated within one file is dropped here.
+- **Compaction.** A `system` record with `subtype: compact_boundary` hides everything before it
+  from the model: the chunk's `shadow_before` becomes the next seq, and the `isCompactSummary`
+  user record after it is the SUMMARY that stays current.
+
+The format has no sequence numbers, so seqs are a running counter per file kept in the state:
+the same bytes always get the same seqs, however the reads were cut.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from huiyi.model import Event, Kind, SessionUpdate, Surface
+from huiyi.sources.base import BAD_RECORD, UNKNOWN_TYPE, Cursor, ReadResult, SessionChunk
+from huiyi.sources.jsonl import JsonLines, as_str, clean_text, parse_time, remember
+
+#: Record types that carry nothing to index (bookkeeping of the Claude Code client).
+_IGNORED = frozenset({"file-history-snapshot", "queue-operation", "progress", "tag", "agent-name"})
+#: Record types that name the session, and the field holding the name.
+_TITLE_FIELDS = {"summary": "summary", "custom-title": "customTitle"}
+_WRAPPER = re.compile(
+    r"\s*<(?:command-name|command-message|command-args|local-command-stdout|"
+    r"local-command-stderr|local-command-caveat)>"
+)
+_INTERRUPTED = "[Request interrupted by user"
+_SUBAGENT_PREFIX = "agent-"
+#: Bounds on what the cursor state remembers (tool names by id, recent record uuids).
+MAX_TOOLS = 256
+MAX_UUIDS = 256
+
+
+class ClaudeReader:
+    """Reads Claude Code transcripts under each config dir's `projects/` folder."""
+
+    source: ClassVar[str] = "claude"
+
+    def __init__(self, dirs: Sequence[Path]) -> None:
+        self.dirs = tuple(dirs)
+
+    def roots(self) -> list[Path]:
+        return [d / "projects" for d in self.dirs]
+
+    def discover(self) -> Iterator[Path]:
+        seen: set[str] = set()
+        for root in self.roots():
+            for path in _transcripts(root):
+                key = os.path.realpath(path)
+                if key not in seen:
+                    seen.add(key)
+                    yield path
+
+    def read(self, path: Path, cursor: Cursor) -> ReadResult:
+        result = ReadResult(offset=cursor.offset)
+        transcript = _Transcript(path, cursor.state, result.skipped)
+        lines = JsonLines(path, cursor.offset, result.skipped)
+        for record in lines:
+            transcript.feed(record)
+        result.offset = lines.offset
+        result.state = transcript.state()
+        chunk = transcript.chunk()
+        if chunk is not None:
+            result.chunks.append(chunk)
+        return result
+
+
+def is_subagent_file(path: Path) -> bool:
+    return path.name.startswith(_SUBAGENT_PREFIX)
+
+
+def _transcripts(root: Path) -> list[Path]:
+    """`<project>/*.jsonl` and `<project>/<session>/subagents/agent-*.jsonl`, sorted; a missing
+    or vanishing root gives what could be listed (os.walk ignores listing errors)."""
+    found: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        depth = len(Path(dirpath).relative_to(root).parts)
+        # 0: projects/  1: a project  2: a session's folder  3: its subagents/
+        if depth == 2:
+            dirnames[:] = ["subagents"] if "subagents" in dirnames else []
+        elif depth >= 3:
+            dirnames.clear()
+        else:
+            dirnames.sort()
+        names = sorted(n for n in filenames if n.endswith(".jsonl"))
+        if depth == 1:
+            found.extend(Path(dirpath) / n for n in names)
+        elif depth == 3:
+            found.extend(Path(dirpath) / n for n in names if n.startswith(_SUBAGENT_PREFIX))
+    return found
+
+
+def _block_text(content: object) -> str:
+    """The text of a string or of a list of content blocks (images and the like left out)."""
+    if isinstance(content, str):
+        return clean_text(content)
+    if isinstance(content, list):
+        texts = [
+            clean_text(b["text"])
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+        ]
+        return "\n".join(t for t in texts if t)
+    return ""
+
+
+def _is_host_text(text: str) -> bool:
+    """Slash-command wrappers and interruption notes: user-role text the human did not type."""
+    return _WRAPPER.match(text) is not None or text.startswith(_INTERRUPTED)
+
+
+class _Transcript:
+    """What one transcript has taught us so far; `state()` round-trips it through the cursor."""
+
+    def __init__(self, path: Path, state: dict[str, Any], skipped: Counter[str]) -> None:
+        state = copy.deepcopy(state)
+        self.session_id = path.stem
+        self.subagent_file = is_subagent_file(path)
+        self.skipped = skipped
+        self.seq: int = state.get("seq", 0)
+        self.cwd: str | None = state.get("cwd")
+        self.title: str | None = state.get("title")
+        self.created: int | None = state.get("created")
+        self.updated: int | None = state.get("updated")
+        self.parent: str | None = state.get("parent")
+        self.sidechain: bool = state.get("sidechain", False)
+        self.tools: dict[str, str] = state.get("tools", {})
+        self.uuids: dict[str, None] = dict.fromkeys(state.get("uuids", []))
+        # the assistant reply being assembled: its message.id, seq, time and texts so far
+        reply: dict[str, Any] = state.get("reply") or {}
+        self.reply_id: str | None = reply.get("id")
+        self.reply_seq: int | None = reply.get("seq")
+        self.reply_time: int = reply.get("time", 0)
+        self.reply_texts: list[str] = reply.get("texts", [])
+        # news of this read
+        self.touched = False
+        self.events: dict[int, Event] = {}
+        self.shadow_before: int | None = None
+
+    def state(self) -> dict[str, Any]:
+        reply = None
+        if self.reply_id is not None:
+            reply = {
+                "id": self.reply_id,
+                "seq": self.reply_seq,
+                "time": self.reply_time,
+                "texts": self.reply_texts,
+            }
+        return {
+            "seq": self.seq,
+            "cwd": self.cwd,
+            "title": self.title,
+            "created": self.created,
+            "updated": self.updated,
+            "parent": self.parent,
+            "sidechain": self.sidechain,
+            "tools": self.tools,
+            "uuids": list(self.uuids),
+            "reply": reply,
+        }
+
+    def chunk(self) -> SessionChunk | None:
+        """This read's news, or None when there is none worth a session row yet."""
+        if not self.events and self.shadow_before is None and not (self.touched and self.cwd):
+            return None
+        update = SessionUpdate(
+            id=self.session_id,
+            source=ClaudeReader.source,
+            cwd=self.cwd,
+            title=self.title,
+            created=self.created,
+            updated=self.updated,
+            parent=self.parent,
+            is_subagent=self.subagent_file or self.sidechain,
+        )
+        events = [self.events[seq] for seq in sorted(self.events)]
+        return SessionChunk(session=update, events=events, shadow_before=self.shadow_before)
+
+    # -- records ---------------------------------------------------------------------------
+
+    def feed(self, record: dict[str, Any]) -> None:
+        rtype = record.get("type")
+        if isinstance(rtype, str) and rtype in _TITLE_FIELDS:
+            title = as_str(record.get(_TITLE_FIELDS[rtype]))
+            if title is not None:
+                self.title = title
+                self.touched = True
+            return
+        if rtype in _IGNORED:
+            return
+        if rtype not in ("user", "assistant", "system"):
+            self.skipped[UNKNOWN_TYPE] += 1
+            return
+        uuid = as_str(record.get("uuid"))
+        if uuid is not None:
+            if uuid in self.uuids:
+                return  # the same record written twice
+            remember(self.uuids, uuid, None, MAX_UUIDS)
+        self.touched = True
+        time = self._note(record)
+        if rtype == "system":
+            if record.get("subtype") == "compact_boundary":
+                self.shadow_before = self.seq
+                self.reply_id = None
+            return
+        message = record.get("message")
+        if not isinstance(message, dict):
+            self.skipped[BAD_RECORD] += 1
+        elif rtype == "user":
+            self._user(record, message, uuid, time)
+        else:
+            self._assistant(message, uuid, time)
+
+    def _note(self, record: dict[str, Any]) -> int:
+        """Take session facts from a record; returns its time (or the last known one)."""
+        if self.cwd is None:
+            self.cwd = as_str(record.get("cwd"))
+        if self.subagent_file and self.parent is None:
+            self.parent = as_str(record.get("sessionId"))
+        if record.get("isSidechain") is True:
+            self.sidechain = True
+        time = parse_time(record.get("timestamp"))
+        if time is None:
+            return self.updated or self.created or 0
+        if self.created is None:
+            self.created = time
+        self.updated = time if self.updated is None else max(self.updated, time)
+        return time
+
+    def _user(
+        self, record: dict[str, Any], message: dict[str, Any], uuid: str | None, time: int
+    ) -> None:
+        content = message.get("content")
+        if record.get("isCompactSummary") is True:
+            # normally right after a compact_boundary (the same seq); older builds wrote no
+            # boundary, and the summary alone marks where the model's view begins
+            self.shadow_before = self.seq
+            self._emit(Kind.SUMMARY, "user", _block_text(content), time, injected=True, uid=uuid)
+            return
+        meta = record.get("isMeta") is True
+        if isinstance(content, str):
+            text = clean_text(content)
+            self._emit(
+                Kind.USER, "user", text, time, injected=meta or _is_host_text(text), uid=uuid
+            )
+            return
+        if not isinstance(content, list):
+            self.skipped[BAD_RECORD] += 1
+            return
+        # consecutive text blocks make one USER event, each tool_result block a TOOL_RESULT
+        parts: list[tuple[Kind, str, str | None]] = []
+        texts: list[str] = []
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "text":
+                part = as_str(block.get("text"))
+                if part is not None:
+                    texts.append(part)
+            elif block.get("type") == "tool_result":
+                if texts:
+                    parts.append((Kind.USER, "\n".join(texts), None))
+                    texts = []
+                tool_id = as_str(block.get("tool_use_id"))
+                tool = self.tools.get(tool_id) if tool_id else None
+                parts.append((Kind.TOOL_RESULT, _block_text(block.get("content")), tool))
+        if texts:
+            parts.append((Kind.USER, "\n".join(texts), None))
+        n = 0
+        for kind, text, tool in parts:
+            if kind == Kind.USER:
+                injected = meta or _is_host_text(text)
+                emitted = self._emit(kind, "user", text, time, injected=injected, uid=_nth(uuid, n))
+            else:
+                emitted = self._emit(kind, "tool", text, time, tool_name=tool, uid=_nth(uuid, n))
+            if emitted:
+                n += 1
+
+    def _assistant(self, message: dict[str, Any], uuid: str | None, time: int) -> None:
+        content = message.get("content")
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        if not isinstance(content, list):
+            self.skipped[BAD_RECORD] += 1
+            return
+        message_id = as_str(message.get("id")) or uuid
+        if message_id is None or message_id != self.reply_id:
+            self.reply_id, self.reply_seq, self.reply_time = message_id, None, time
+            self.reply_texts = []
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "text":
+                text = as_str(block.get("text"))
+                if text is None or not text.strip() or text in self.reply_texts:
+                    continue
+                self.reply_texts.append(text)
+                if self.reply_seq is None:
+                    self.reply_seq = self._next_seq()
+                self._emit(
+                    Kind.ASSISTANT,
+                    "assistant",
+                    "\n\n".join(self.reply_texts),
+                    self.reply_time,
+                    uid=message_id,
+                    seq=self.reply_seq,
+                )
+            elif block.get("type") == "tool_use":
+                self._tool_use(block, uuid, time)
+
+    def _tool_use(self, block: dict[str, Any], uuid: str | None, time: int) -> None:
+        tool_id = as_str(block.get("id"))
+        if tool_id is not None and tool_id in self.tools:
+            return  # the same block repeated by a split reply
+        name = as_str(block.get("name")) or "tool"
+        if tool_id is not None:
+            remember(self.tools, tool_id, name, MAX_TOOLS)
+        arguments = json.dumps(block.get("input", {}), ensure_ascii=False)
+        self._emit(
+            Kind.TOOL_CALL,
+            "assistant",
+            f"{name} {clean_text(arguments)}",
+            time,
+            tool_name=name,
+            uid=tool_id or uuid,
+        )
+
+    # -- events ----------------------------------------------------------------------------
+
+    def _next_seq(self) -> int:
+        seq = self.seq
+        self.seq += 1
+        return seq
+
+    def _emit(
+        self,
+        kind: Kind,
+        role: str,
+        text: str,
+        time: int,
+        *,
+        injected: bool = False,
+        tool_name: str | None = None,
+        uid: str | None = None,
+        seq: int | None = None,
+    ) -> bool:
+        """Add (or, with `seq`, replace) an event; empty text adds nothing."""
+        if not text.strip():
+            return False
+        if seq is None:
+            seq = self._next_seq()
+        self.events[seq] = Event(
+            session=self.session_id,
+            seq=seq,
+            time=time,
+            kind=kind,
+            role=role,
+            text=text,
+            surface=Surface.CURRENT,
+            injected=injected,
+            tool_name=tool_name,
+            uid=uid,
+        )
+        return True
+
+
+def _nth(uid: str | None, n: int) -> str | None:
+    """The uid of the n-th event made from one record (records can hold several blocks)."""
+    return uid if uid is None or n == 0 else f"{uid}#{n}"

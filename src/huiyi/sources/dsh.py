@@ -1,0 +1,728 @@
+"""Reader for DeepSeek Harness (DSH) session logs, as described in `formats/dsh.md`.
+
+A DSH log is `<home>/sessions/--<project>--/<session-id>/session.jsonl.zstd` (`session.jsonl`
+with compression off): a header line, then one JSON event per line. The compressed form is a
+concatenation of independent zstd frames, one per write batch, so reading has two layers:
+
+* The physical layer turns bytes into lines and says how far the file was consumed. For
+  `.zstd` a unit is one complete frame, for `.jsonl` one newline-terminated line. Only whole
+  units are consumed, so `ReadResult.offset` always sits on a unit boundary and the next read
+  starts cleanly. Over-long lines are dropped while they stream, so memory stays bounded.
+* The logical layer (`_Fold`) turns lines into `Event`s and folds the `surfaceOp`s that say
+  what the model can still see. What it must remember between reads (header facts, the
+  surface as a list of seqs, the next expected seq, recent tool-call names) lives in
+  `Cursor.state`: small, plain JSON, so an incremental read continues the fold exactly.
+
+Torn frames: a crash mid-write leaves a final frame that never ends. The reader does not
+consume it: the offset stays at its start and none of its lines are emitted, because emitting
+them now would fold their surface ops a second time once the frame is finished. DSH later
+truncates a torn frame and appends a repair frame at that very place, which is exactly where
+our offset waits. A file being written looks torn for a moment, so `torn-frame` is counted
+(once) only when a later read finds the same torn tail unchanged. A frame that fails to decode
+(bad checksum, garbage) is counted `corrupt-frame` and skipped by resynchronising on the next
+zstd magic number; when no frame follows, the rest of the file is consumed.
+
+Semantics: events copied from a parent (`seq < seedLength`) are folded but not emitted;
+user, assistant and tool-result events are CURRENT or SHADOWED by the fold, everything else is
+LOG_ONLY. A surface event without any `surfaceOp` (older logs) counts as appended.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, ClassVar
+
+import zstandard
+
+from huiyi.model import Event, Kind, SessionUpdate, Surface
+from huiyi.sources.base import (
+    BAD_RECORD,
+    INVALID_JSON,
+    INVALID_UTF8,
+    LINE_TOO_LONG,
+    MAX_LINE_BYTES,
+    TORN_FRAME,
+    UNKNOWN_TYPE,
+    UNSUPPORTED_VERSION,
+    Cursor,
+    ReadResult,
+    SessionChunk,
+)
+
+__all__ = [
+    "BAD_SURFACE_OP",
+    "CORRUPT_FRAME",
+    "EMPTY_FILE",
+    "LOG_NAMES",
+    "DshReader",
+    "pending_tool_call",
+    "pending_tool_calls",
+    "read_header",
+]
+
+#: File names of a session log, compressed first.
+LOG_NAMES = ("session.jsonl.zstd", "session.jsonl")
+
+# Skip reasons of this reader, in addition to the shared ones in `base`.
+CORRUPT_FRAME = "corrupt-frame"
+EMPTY_FILE = "empty-file"
+BAD_SURFACE_OP = "bad-surface-op"
+
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+_READ_SIZE = 1 << 16
+_MAX_CALL_IDS = 256
+_SURFACE_TYPES = frozenset({"user/message", "assistant/message", "tool/result"})
+_CHUNK_ROWS = {"text-chunks": "texts", "reasoning-chunks": "texts", "tool-call-chunks": "args"}
+_IGNORED = frozenset(
+    {
+        "turn/start",
+        "turn/end",
+        "step/start",
+        "step/end",
+        "assistant/chunk",
+        "request/header",
+        "request/context",
+        "agent/inbox/spliced",
+        "session/end-seed",
+        "compaction/start",
+        "compaction/end",
+        "compaction/prune",
+    }
+)
+# Events after which an unanswered tool call can no longer be the one running now.
+_TURN_BOUNDARIES = frozenset({"user/message", "turn/start", "turn/end", "session/end-seed"})
+_PENDING_MARKERS = tuple(f'"{t}"'.encode() for t in ("tool/call", "tool/result", *_TURN_BOUNDARIES))
+
+#: A physical line; `None` stands for a line that was longer than `MAX_LINE_BYTES`.
+_Line = bytes | None
+#: A consumable unit: its lines and the file offset just after it.
+_Unit = tuple[list[_Line], int]
+
+
+class DshReader:
+    """Every session log under one DSH home (the caller resolves `$DSH_HOME` / `~/.dsh`)."""
+
+    source: ClassVar[str] = "dsh"
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+
+    def roots(self) -> list[Path]:
+        return [self.home / "sessions"]
+
+    def discover(self) -> Iterable[Path]:
+        for root in self.roots():
+            for project in _listdir(root):
+                for session in _listdir(project):
+                    yield from (session / name for name in LOG_NAMES if _is_file(session / name))
+
+    def read(self, path: Path, cursor: Cursor) -> ReadResult:
+        refused = cursor.state.get("refused")
+        if isinstance(refused, str):
+            return ReadResult(offset=cursor.offset, state=dict(cursor.state), refused=refused)
+        offset, state = cursor.offset, cursor.state
+        if offset > 0 and not isinstance(state.get("session"), dict):
+            offset, state = 0, {}  # the state was lost: the fold must start from the header
+        result = ReadResult(offset=offset)
+        fold = _Fold(path, state, result.skipped)
+        torn_tail: list[int] | None = None
+        with path.open("rb") as file:
+            if offset == 0 and os.fstat(file.fileno()).st_size == 0:
+                result.skipped[EMPTY_FILE] += 1
+            frames: _ZstdFrames | None = None
+            units: Iterable[_Unit]
+            if path.name.endswith(".zstd"):
+                units = frames = _ZstdFrames(file, offset, result.skipped)
+            else:
+                units = _jsonl_lines(file, offset)
+            for lines, end in units:
+                for raw in lines:
+                    fold.line(raw)
+                    if fold.refused:
+                        break
+                result.offset = end
+                if fold.refused:
+                    break
+            if frames is not None and frames.torn_end is not None:
+                torn_tail = [result.offset, frames.torn_end]
+        if fold.refused:
+            result.refused = fold.refused
+            result.state = {"refused": fold.refused}
+            return result
+        result.state = fold.state()
+        if torn_tail is not None:
+            # [offset, file end, counted]: count a torn tail once, when a later read finds it
+            # unchanged (a frame still being written looks torn for a moment)
+            previous = state.get("torn") or [None, None, False]
+            unchanged = previous[:2] == torn_tail
+            if unchanged and not previous[2]:
+                result.skipped[TORN_FRAME] += 1
+            result.state["torn"] = [*torn_tail, unchanged]
+        chunk = fold.chunk()
+        if chunk is not None:
+            result.chunks.append(chunk)
+        return result
+
+
+def read_header(path: Path) -> dict[str, Any] | None:
+    """The header line of a session log as JSON, or None when there is none (or no file)."""
+    try:
+        for raw in _all_lines(path):
+            if raw is None:
+                return None
+            if not raw.strip():
+                continue
+            header = _loads(raw)
+            return header if header is not None and header.get("type") == "session" else None
+    except OSError:
+        return None
+    return None
+
+
+def pending_tool_calls(path: Path) -> list[tuple[str, str]]:
+    """Tool calls of the current turn that have no result yet, oldest first.
+
+    Each is `(name, raw arguments string)`. A user message or a turn boundary ends the turn,
+    so a call left unanswered by a crash long ago is not reported. A missing or unreadable
+    file has none.
+    """
+    pending: dict[str, tuple[str, str]] = {}
+    try:
+        for raw in _all_lines(path):
+            if raw is None or not any(marker in raw for marker in _PENDING_MARKERS):
+                continue
+            obj = _loads(raw)
+            if obj is None:
+                continue
+            kind, data = obj.get("type"), _dict(obj.get("data"))
+            if kind == "tool/call":
+                call_id = _call_id(data) or f"#seq{obj.get('seq')}"
+                pending.pop(call_id, None)
+                pending[call_id] = (_str(data.get("name")), _arguments(data.get("arguments")))
+            elif kind == "tool/result":
+                pending.pop(_tool_result(data)[0] or "", None)
+            elif kind in _TURN_BOUNDARIES:
+                pending.clear()
+    except OSError:
+        return []
+    return list(pending.values())
+
+
+def pending_tool_call(path: Path) -> tuple[str, str] | None:
+    """The latest unanswered tool call `(name, raw arguments)` the log ends with, or None.
+
+    The MCP server uses it to find the DSH session calling it: the one whose log ends with an
+    unanswered `tool/call` named `mcp__<server>__<tool>` with the same arguments.
+    """
+    calls = pending_tool_calls(path)
+    return calls[-1] if calls else None
+
+
+# --- physical layer ---------------------------------------------------------------------------
+
+
+def _listdir(directory: Path) -> list[Path]:
+    """Sorted entries of a directory; a missing or vanished one has none."""
+    try:
+        return sorted(entry for entry in directory.iterdir() if entry.is_dir())
+    except OSError:
+        return []
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError:  # e.g. a folder we may not enter
+        return False
+
+
+class _LineSplitter:
+    """Splits decompressed bytes into lines, dropping the body of an over-long line as it
+    streams (only the fact that there was one is kept)."""
+
+    def __init__(self) -> None:
+        self.lines: list[_Line] = []
+        self._part = bytearray()
+        self._too_long = False
+
+    def feed(self, data: bytes) -> None:
+        start = 0
+        while (end := data.find(b"\n", start)) >= 0:
+            self._grow(data[start:end])
+            self._end_line()
+            start = end + 1
+        self._grow(data[start:])
+
+    def close(self) -> list[_Line]:
+        """End of a frame: frames hold whole lines, so a last line without `\\n` still counts."""
+        if self._part or self._too_long:
+            self._end_line()
+        return self.lines
+
+    def _grow(self, piece: bytes) -> None:
+        if self._too_long:
+            return
+        if len(self._part) + len(piece) > MAX_LINE_BYTES:
+            self._too_long, self._part = True, bytearray()
+        else:
+            self._part += piece
+
+    def _end_line(self) -> None:
+        self.lines.append(None if self._too_long else bytes(self._part))
+        self._part, self._too_long = bytearray(), False
+
+
+class _ZstdFrames:
+    """The complete frames of a `.zstd` log from an offset, one unit each.
+
+    After iteration `torn_end` is set when the file ended inside an unfinished frame (it is the
+    file size seen then); that frame is left unconsumed.
+    """
+
+    def __init__(self, file: IO[bytes], offset: int, skipped: Counter[str]) -> None:
+        self._file, self._offset, self._skipped = file, offset, skipped
+        self.torn_end: int | None = None
+
+    def __iter__(self) -> Iterator[_Unit]:
+        decompressor = zstandard.ZstdDecompressor()
+        start, carry, in_garbage = self._offset, b"", False
+        self._file.seek(start)
+        while True:
+            frame = decompressor.decompressobj()
+            lines = _LineSplitter()
+            used, status = 0, "end"
+            while data := carry or self._file.read(_READ_SIZE):
+                carry = b""
+                try:
+                    lines.feed(frame.decompress(data))
+                except zstandard.ZstdError:
+                    status = "corrupt"
+                    break
+                used += len(data)
+                if frame.eof:
+                    carry = frame.unused_data
+                    used -= len(carry)
+                    status = "frame"
+                    break
+            if status == "frame":
+                start += used
+                in_garbage = False
+                yield lines.close(), start
+            elif status == "corrupt":
+                if not in_garbage:
+                    self._skipped[CORRUPT_FRAME] += 1
+                in_garbage = True
+                resync = _find(self._file, _ZSTD_MAGIC, start + 1)
+                if resync is None:
+                    yield [], self._file.seek(0, os.SEEK_END)
+                    return
+                start, carry = resync, b""
+                yield [], start  # the garbage is consumed even if a torn frame follows
+                self._file.seek(start)
+            else:
+                if used:
+                    self.torn_end = start + used
+                return
+
+
+def _find(file: IO[bytes], needle: bytes, position: int) -> int | None:
+    """Offset of the first `needle` at or after `position` in `file`, or None."""
+    file.seek(position)
+    tail = b""
+    while block := file.read(_READ_SIZE):
+        window = tail + block
+        found = window.find(needle)
+        if found >= 0:
+            return position - len(tail) + found
+        position += len(block)
+        tail = window[-(len(needle) - 1) :]
+    return None
+
+
+def _jsonl_lines(file: IO[bytes], offset: int) -> Iterator[_Unit]:
+    """Newline-terminated lines of a plain `.jsonl` log; a half-written last line is left."""
+    file.seek(offset)
+    position = offset
+    while line := file.readline(MAX_LINE_BYTES + 1):
+        if line.endswith(b"\n"):
+            position += len(line)
+            yield [line[:-1]], position
+            continue
+        if len(line) <= MAX_LINE_BYTES:
+            return  # still being written: the next read takes it whole
+        used = len(line)
+        while True:
+            more = file.readline(_READ_SIZE)
+            if not more:
+                return
+            used += len(more)
+            if more.endswith(b"\n"):
+                break
+        position += used
+        yield [None], position
+
+
+def _all_lines(path: Path) -> Iterator[_Line]:
+    """Every line of the consumable part of a log (used by the small lookups)."""
+    with path.open("rb") as file:
+        units: Iterable[_Unit]
+        if path.name.endswith(".zstd"):
+            units = _ZstdFrames(file, 0, Counter())
+        else:
+            units = _jsonl_lines(file, 0)
+        for lines, _end in units:
+            yield from lines
+
+
+# --- logical layer ----------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Parts:
+    """What an event handler found: everything an `Event` needs but its place in the log."""
+
+    kind: Kind
+    role: str
+    text: str
+    injected: bool = False
+    tool_name: str | None = None
+
+
+class _Fold:
+    """Turns parsed lines into events and folds the surface, continuing from `state`."""
+
+    def __init__(self, path: Path, state: dict[str, Any], skipped: Counter[str]) -> None:
+        self.path, self.skipped = path, skipped
+        session = state.get("session")
+        self.session: dict[str, Any] | None = dict(session) if isinstance(session, dict) else None
+        self.surface: list[int] = [s for s in state.get("surface", []) if _is_int(s)]
+        # surface seqs never emitted (no text): nothing to report when they are shadowed
+        self.mute: set[int] = {s for s in state.get("mute", []) if _is_int(s)}
+        self.next_seq: int = _int(state.get("next"), 0)
+        calls = state.get("calls")
+        self.calls: dict[str, str] = dict(calls) if isinstance(calls, dict) else {}
+        self.last_time: int = _int(state.get("time"), 0)
+        self.refused: str | None = None
+        self.touched = False
+        self.title: str | None = None
+        self.title_unreadable = False
+        self.updated: int | None = None
+        self.events: dict[int, Event] = {}
+        self.changes: dict[int, Surface] = {}
+        self._handlers: dict[str, Callable[[dict[str, Any]], _Parts | None]] = {
+            "user/message": self._user,
+            "assistant/message": self._assistant,
+            "tool/call": self._tool_call,
+            "tool/result": self._tool_result,
+            "compaction/summary": self._summary,
+            "session/title": self._title,
+            "todo/write": self._todos,
+        }
+
+    @property
+    def seed(self) -> int:
+        return int(self.session["seed"]) if self.session else 0
+
+    def state(self) -> dict[str, Any]:
+        state: dict[str, Any] = {
+            "surface": list(self.surface),
+            "mute": sorted(self.mute),
+            "next": self.next_seq,
+            "calls": dict(self.calls),
+            "time": self.last_time,
+        }
+        if self.session is not None:
+            state["session"] = dict(self.session)
+        return state
+
+    def chunk(self) -> SessionChunk | None:
+        if self.session is None or not self.touched:
+            return None
+        info = self.session
+        update = SessionUpdate(
+            id=info["id"],
+            source=DshReader.source,
+            cwd=info.get("cwd"),
+            title=self.title,
+            created=info.get("created"),
+            updated=self.updated,
+            parent=info.get("parent"),
+            is_subagent=bool(info.get("subagent")),
+            title_unreadable=self.title_unreadable,
+        )
+        events = [self.events[seq] for seq in sorted(self.events)]
+        return SessionChunk(session=update, events=events, surface=dict(self.changes))
+
+    # -- lines
+
+    def line(self, raw: _Line) -> None:
+        if raw is not None and not raw.strip():
+            return
+        self.touched = True
+        obj = self._parse(raw)
+        if self.session is None:
+            self._header(obj)
+        elif obj is not None:
+            self._event(obj)
+
+    def _parse(self, raw: _Line) -> dict[str, Any] | None:
+        if raw is None:
+            self.skipped[LINE_TOO_LONG] += 1
+            return None
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            self.skipped[INVALID_UTF8] += 1
+            return None
+        try:
+            obj = json.loads(text)
+        except ValueError:
+            self.skipped[INVALID_JSON] += 1
+            return None
+        if not isinstance(obj, dict):
+            self.skipped[BAD_RECORD] += 1
+            return None
+        return obj
+
+    def _header(self, obj: dict[str, Any] | None) -> None:
+        if obj is None or obj.get("type") != "session":
+            if obj is not None:
+                self.skipped[BAD_RECORD] += 1
+            self.refused = f"{self.path} is not a DSH session log: its first line is no header"
+            return
+        version = obj.get("version", 0)
+        if version != 0:
+            self.skipped[UNSUPPORTED_VERSION] += 1
+            self.refused = (
+                f"{self.path} uses DSH session format version {version!r}; huiyi reads version 0"
+            )
+            return
+        depth = _int(obj.get("delegationDepth"), 0)
+        self.session = {
+            "id": _opt_str(obj.get("id")) or self.path.parent.name,
+            "cwd": _opt_str(obj.get("cwd")),
+            "created": obj.get("createdAt") if _is_int(obj.get("createdAt")) else None,
+            "parent": _opt_str(obj.get("parentSession")),
+            "subagent": obj.get("origin") == "subagent" or depth >= 1,
+            "seed": max(_int(obj.get("seedLength"), 0), 0),
+        }
+
+    def _event(self, obj: dict[str, Any]) -> None:
+        kind = obj.get("type")
+        if not isinstance(kind, str):
+            self.skipped[BAD_RECORD] += 1
+            return
+        data = _dict(obj.get("data"))
+        if kind in _CHUNK_ROWS:
+            members = data.get(_CHUNK_ROWS[kind])
+            count = len(members) if isinstance(members, list) else 0
+            self.next_seq = max(self.next_seq, _int(obj.get("seq0"), self.next_seq) + count)
+            return
+        seq = _int(obj.get("seq"), self.next_seq)
+        self.next_seq = max(self.next_seq, seq + 1)
+        time = _int(obj.get("time"), self.last_time)
+        self.last_time = max(self.last_time, time)
+        seeded = seq < self.seed
+        if not seeded and kind != "session/end-seed":
+            self.updated = time if self.updated is None else max(self.updated, time)
+        if kind in _IGNORED:
+            return
+        handler = self._handlers.get(kind)
+        if handler is None:
+            self.skipped[BAD_RECORD if kind == "session" else UNKNOWN_TYPE] += 1
+            return
+        parts = handler(data)
+        emitted = not seeded and parts is not None and bool(parts.text.strip())
+        surface = Surface.LOG_ONLY
+        if kind in _SURFACE_TYPES:
+            self._fold(seq, obj.get("surfaceOp"))
+            surface = Surface.CURRENT
+            if not emitted and not seeded:
+                self.mute.add(seq)
+        if emitted and parts is not None:
+            self.events[seq] = Event(
+                session=self.session["id"] if self.session else "",
+                seq=seq,
+                time=time,
+                kind=parts.kind,
+                role=parts.role,
+                text=parts.text,
+                surface=surface,
+                injected=parts.injected,
+                tool_name=parts.tool_name,
+            )
+
+    def _fold(self, seq: int, op: Any) -> None:
+        """Apply one surface op: push `seq`, or let it replace a span of the surface."""
+        if op is None or op == "append":
+            self.surface.append(seq)
+            return
+        if isinstance(op, dict) and op.get("op") == "replace":
+            start, end = op.get("start"), op.get("end")
+            if _is_int(start) and _is_int(end) and start in self.surface:
+                first = self.surface.index(start)
+                if end in self.surface[first:]:
+                    last = self.surface.index(end, first)
+                    replaced = self.surface[first : last + 1]
+                    self.surface[first : last + 1] = [seq]
+                    for gone in replaced:
+                        self._shadow(gone)
+                    return
+        self.skipped[BAD_SURFACE_OP] += 1
+        self.surface.append(seq)
+
+    def _shadow(self, seq: int) -> None:
+        if seq in self.events:
+            self.events[seq].surface = Surface.SHADOWED
+        elif seq in self.mute:
+            self.mute.discard(seq)
+        elif seq >= self.seed:
+            self.changes[seq] = Surface.SHADOWED
+
+    def _remember(self, call_id: str | None, name: str) -> None:
+        if not call_id or not name:
+            return
+        self.calls.pop(call_id, None)
+        self.calls[call_id] = name
+        while len(self.calls) > _MAX_CALL_IDS:
+            del self.calls[next(iter(self.calls))]
+
+    # -- one handler per indexed event type
+
+    def _user(self, data: dict[str, Any]) -> _Parts:
+        source = data.get("source")
+        human = source is None or (isinstance(source, dict) and source.get("kind") == "user")
+        text = "\n".join(_texts(data.get("content")))
+        return _Parts(Kind.USER, "user", text, injected=not human)
+
+    def _assistant(self, data: dict[str, Any]) -> _Parts | None:
+        message = data.get("message")
+        content = (message if isinstance(message, dict) else data).get("content")
+        texts = _texts(content)
+        calls: list[tuple[str, str]] = []
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool-call":
+                name = _str(block.get("name"))
+                self._remember(_opt_str(block.get("id")), name)
+                calls.append((name, _arguments(block.get("arguments"))))
+        if any(text.strip() for text in texts):
+            return _Parts(Kind.ASSISTANT, "assistant", "\n".join(texts))
+        if calls:
+            text = "\n".join(f"{name} {arguments}".strip() for name, arguments in calls)
+            return _Parts(Kind.TOOL_CALL, "assistant", text, tool_name=calls[0][0] or None)
+        return None
+
+    def _tool_call(self, data: dict[str, Any]) -> _Parts:
+        name = _str(data.get("name"))
+        self._remember(_call_id(data), name)
+        text = f"{name} {_arguments(data.get('arguments'))}".strip()
+        return _Parts(Kind.TOOL_CALL, "assistant", text, tool_name=name or None)
+
+    def _tool_result(self, data: dict[str, Any]) -> _Parts:
+        call_id, texts = _tool_result(data)
+        error = data.get("error")
+        if isinstance(error, dict):
+            details = [str(error[key]) for key in ("name", "code") if error.get(key) is not None]
+            if details:
+                texts.append("error: " + " ".join(details))
+        name = self.calls.get(call_id) if call_id else None
+        return _Parts(Kind.TOOL_RESULT, "tool", "\n".join(texts), tool_name=name)
+
+    def _summary(self, data: dict[str, Any]) -> _Parts:
+        return _Parts(Kind.SUMMARY, "system", "\n".join(_texts(data.get("summary"))))
+
+    def _title(self, data: dict[str, Any]) -> _Parts | None:
+        title = data.get("title")
+        if not isinstance(title, str):
+            self.title_unreadable = True
+            return None
+        self.title, self.title_unreadable = title, False
+        return _Parts(Kind.TITLE, "system", title)
+
+    def _todos(self, data: dict[str, Any]) -> _Parts:
+        todos = data.get("todos")
+        lines = [
+            f"[{_str(todo.get('status')) or '?'}] {_str(todo.get('content'))}"
+            for todo in (todos if isinstance(todos, list) else [])
+            if isinstance(todo, dict)
+        ]
+        return _Parts(Kind.OTHER, "assistant", "\n".join(lines))
+
+
+# --- small helpers ------------------------------------------------------------------------------
+
+
+def _loads(raw: bytes) -> dict[str, Any] | None:
+    try:
+        obj = json.loads(raw)
+    except ValueError:  # includes UnicodeDecodeError
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def _texts(content: Any) -> list[str]:
+    """The text of a content value: a bare string, or the `text` blocks of a block list."""
+    if isinstance(content, str):
+        return [content]
+    texts: list[str] = []
+    for block in content if isinstance(content, list) else []:
+        if isinstance(block, str):
+            texts.append(block)
+        elif isinstance(block, dict) and block.get("type", "text") == "text":
+            text = block.get("text")
+            if isinstance(text, str):
+                texts.append(text)
+    return texts
+
+
+def _tool_result(data: dict[str, Any]) -> tuple[str | None, list[str]]:
+    """The call id and text of a `tool/result`, current or legacy (`{callId, content}`) shape."""
+    message = data.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    results = [
+        block
+        for block in (content if isinstance(content, list) else [])
+        if isinstance(block, dict) and block.get("type") == "tool-result"
+    ] or [data]
+    call_id = _opt_str(results[0].get("toolCallId")) or _opt_str(results[0].get("callId"))
+    return call_id, [text for result in results for text in _texts(result.get("content"))]
+
+
+def _call_id(data: dict[str, Any]) -> str | None:
+    for key in ("id", "toolCallId", "callId"):
+        value = _opt_str(data.get(key))
+        if value:
+            return value
+    return None
+
+
+def _arguments(value: Any) -> str:
+    """Tool arguments as the raw JSON string DSH logs (re-encoded if they came parsed)."""
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _opt_str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _int(value: Any, default: int) -> int:
+    return int(value) if _is_int(value) else default

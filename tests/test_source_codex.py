@@ -1,0 +1,224 @@
+"""Codex CLI rollouts: each thing the model saw is indexed once, host-injected text is marked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from huiyi.model import Kind
+from huiyi.sources.base import Cursor
+from huiyi.sources.codex import CodexReader
+from tests.builders import codex as cx
+from tests.builders.reads import BAD_REASONS, Replay, bad_line, read_growing, read_whole
+
+CWD = "/home/ana/api"
+
+
+@pytest.fixture
+def codex_home(isolated_home: Path) -> Path:
+    return isolated_home / ".codex"
+
+
+@pytest.fixture
+def reader(codex_home: Path) -> CodexReader:
+    return CodexReader(codex_home)
+
+
+def turn() -> list[cx.Item]:
+    return [
+        cx.developer(
+            "<permissions instructions>sandbox: workspace-write</permissions instructions>"
+        ),
+        cx.user_instructions("Always run the tests with -q."),
+        cx.env_context(CWD),
+        cx.turn_context(CWD),
+        cx.prompt("why does test_login fail only on CI?"),
+        cx.reasoning(),
+        cx.function_call("shell", {"command": ["pytest", "-q"]}, "call_7Xa", output="1 failed"),
+        cx.token_count(),
+        cx.assistant_message("The test binds fixed port 8080, which CI already uses."),
+    ]
+
+
+def test_a_turn_is_indexed_once_with_injected_blocks_marked(
+    codex_home: Path, reader: CodexReader
+) -> None:
+    path = cx.write_rollout(codex_home, CWD, turn())
+
+    result = reader.read(path, Cursor())
+
+    [chunk] = result.chunks
+    assert [(e.seq, e.kind, e.role, e.injected, e.tool_name) for e in chunk.events] == [
+        (0, Kind.USER, "developer", True, None),
+        (1, Kind.USER, "user", True, None),
+        (2, Kind.USER, "user", True, None),
+        (3, Kind.USER, "user", False, None),
+        (4, Kind.TOOL_CALL, "assistant", False, "shell"),
+        (5, Kind.TOOL_RESULT, "tool", False, "shell"),
+        (6, Kind.ASSISTANT, "assistant", False, None),
+    ]
+    texts = [e.text for e in chunk.events]
+    assert "<user_instructions>" in texts[1] and "<environment_context>" in texts[2]
+    assert texts[3:] == [
+        "why does test_login fail only on CI?",
+        'shell {"command": ["pytest", "-q"]}',
+        "1 failed",
+        "The test binds fixed port 8080, which CI already uses.",
+    ]
+    assert all(e.surface == "current" for e in chunk.events)
+    session = chunk.session
+    assert (session.id, session.source, session.cwd) == (cx.SESSION_ID, "codex", CWD)
+    assert (session.title, session.is_subagent) == (None, False)
+    assert (session.created, session.updated) == (cx.ms(cx.START), cx.ms(cx.at(12)))
+    assert result.skipped == {}
+
+
+def test_custom_tool_output_carries_the_tool_name(codex_home: Path, reader: CodexReader) -> None:
+    patch = "*** Begin Patch\n*** Update File: app.py\n*** End Patch"
+    path = cx.write_rollout(
+        codex_home, CWD, [cx.custom_tool_call("apply_patch", patch, "c1", output="Done!")]
+    )
+
+    events = reader.read(path, Cursor()).chunks[0].events
+
+    assert [(e.kind, e.tool_name, e.text) for e in events] == [
+        (Kind.TOOL_CALL, "apply_patch", f"apply_patch {patch}"),
+        (Kind.TOOL_RESULT, "apply_patch", "Done!"),
+    ]
+
+
+def test_compacted_becomes_a_summary_and_shadows_earlier_reads(
+    codex_home: Path, reader: CodexReader
+) -> None:
+    path = cx.write_rollout(codex_home, CWD, turn())
+    replay = Replay()
+    replay.read(reader, path)
+    cx.write_rollout(
+        codex_home,
+        CWD,
+        [
+            cx.compacted("Earlier: diagnosed the CI port clash; fix = ephemeral port."),
+            cx.prompt("ok"),
+        ],
+        append=True,
+    )
+
+    [chunk] = replay.read(reader, path).chunks
+
+    summary, prompt = chunk.events
+    assert (summary.seq, summary.kind, summary.injected) == (7, Kind.SUMMARY, True)
+    assert summary.text == "Earlier: diagnosed the CI port clash; fix = ephemeral port."
+    assert chunk.shadow_before == 7
+    assert (prompt.kind, prompt.text) == (Kind.USER, "ok")
+    assert [surface for *_, surface in replay.rows()] == ["shadowed"] * 7 + ["current"] * 2
+
+
+def test_a_subagent_rollout_is_marked(codex_home: Path, reader: CodexReader) -> None:
+    path = cx.rollout_path(codex_home)
+    path.parent.mkdir(parents=True)
+    meta = cx.session_meta(cx.SESSION_ID, CWD, source={"subagent": "review"})
+    path.write_bytes(cx.lines([meta, *cx.prompt("review my change")]))
+
+    assert reader.read(path, Cursor()).chunks[0].session.is_subagent is True
+
+
+def test_without_session_meta_the_id_comes_from_the_file_name(
+    codex_home: Path, reader: CodexReader
+) -> None:
+    path = cx.rollout_path(codex_home, "0199ffff-0000-7000-8000-000000000001")
+    path.parent.mkdir(parents=True)
+    path.write_bytes(cx.lines(cx.prompt("hello")))
+
+    [chunk] = reader.read(path, Cursor()).chunks
+
+    assert chunk.session.id == "0199ffff-0000-7000-8000-000000000001"
+    assert [e.text for e in chunk.events] == ["hello"]
+
+
+def test_discover_finds_live_and_archived_rollouts_only(
+    codex_home: Path, reader: CodexReader
+) -> None:
+    live = cx.write_rollout(codex_home, CWD, [cx.prompt("a")])
+    archived = cx.write_rollout(codex_home, CWD, [cx.prompt("b")], session_id="s-2", archived=True)
+    (codex_home / "history.jsonl").write_text('{"session_id": "x", "ts": 1, "text": "a"}\n')
+    (live.parent / "notes.jsonl").write_text("{}\n")
+
+    assert list(reader.discover()) == [live, archived]
+
+
+def test_a_missing_codex_home_discovers_nothing(tmp_path: Path) -> None:
+    reader = CodexReader(tmp_path / "nowhere")
+
+    assert reader.roots() == [
+        tmp_path / "nowhere" / "sessions",
+        tmp_path / "nowhere" / "archived_sessions",
+    ]
+    assert list(reader.discover()) == []
+
+
+def test_a_second_read_returns_only_appended_events(codex_home: Path, reader: CodexReader) -> None:
+    path = cx.write_rollout(codex_home, CWD, turn())
+    first = reader.read(path, Cursor())
+    cx.write_rollout(codex_home, CWD, [cx.prompt("and on macOS?")], append=True)
+
+    second = reader.read(path, Cursor(first.offset, first.state))
+
+    [chunk] = second.chunks
+    assert [(e.seq, e.text) for e in chunk.events] == [(7, "and on macOS?")]
+    assert chunk.session.id == cx.SESSION_ID
+    assert reader.read(path, Cursor(second.offset, second.state)).chunks == []
+
+
+def test_a_half_written_last_line_waits_for_the_rest(codex_home: Path, reader: CodexReader) -> None:
+    path = cx.write_rollout(codex_home, CWD, [cx.user_message("one"), cx.user_message("two")])
+    data = path.read_bytes()
+    complete = data.rindex(b"\n", 0, len(data) - 1) + 1
+    path.write_bytes(data[: complete + 30])
+
+    first = reader.read(path, Cursor())
+    assert [e.text for e in first.chunks[0].events] == ["one"]
+    assert (first.offset, first.skipped) == (complete, {})
+
+    path.write_bytes(data)
+    second = reader.read(path, Cursor(first.offset, first.state))
+    assert [(e.seq, e.text) for e in second.chunks[0].events] == [(1, "two")]
+
+
+@pytest.mark.parametrize("reason", BAD_REASONS)
+def test_a_bad_line_is_counted_and_reading_goes_on(
+    codex_home: Path, reader: CodexReader, reason: str
+) -> None:
+    path = cx.write_rollout(codex_home, CWD, [cx.user_message("before")])
+    with path.open("ab") as handle:
+        handle.write(bad_line(reason, b'{"type": "hologram", "payload": {}}'))
+    cx.write_rollout(codex_home, CWD, [cx.user_message("after")], append=True)
+
+    result = reader.read(path, Cursor())
+
+    assert result.skipped == {reason: 1}
+    assert [e.text for e in result.chunks[0].events] == ["before", "after"]
+
+
+def test_an_empty_rollout_gives_no_session(codex_home: Path, reader: CodexReader) -> None:
+    path = cx.rollout_path(codex_home)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"")
+
+    result = reader.read(path, Cursor())
+
+    assert (result.chunks, result.offset, result.skipped) == ([], 0, {})
+
+
+def test_reads_cut_anywhere_give_the_same_index_as_one_read(
+    codex_home: Path, reader: CodexReader
+) -> None:
+    items = [*turn(), cx.compacted("port clash"), cx.prompt("继续"), *turn()]
+    path = cx.write_rollout(codex_home, CWD, items)
+    whole = read_whole(reader, path)
+
+    grown = read_growing(reader, path, path.read_bytes(), step=89)
+
+    assert grown.rows() == whole.rows()
+    assert [surface for *_, surface in whole.rows()] == ["shadowed"] * 7 + ["current"] * 9
+    assert grown.sessions == whole.sessions
