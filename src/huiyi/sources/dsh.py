@@ -119,7 +119,10 @@ class DshReader:
         for root in self.roots():
             for project in _listdir(root):
                 for session in _listdir(project):
-                    yield from (session / name for name in LOG_NAMES if _is_file(session / name))
+                    logs = [session / name for name in LOG_NAMES if _is_file(session / name)]
+                    if len(logs) > 1:  # compression was switched: the newer log is the live one
+                        logs.sort(key=_mtime, reverse=True)
+                    yield from logs[:1]
 
     def read(self, path: Path, cursor: Cursor) -> ReadResult:
         refused = cursor.state.get("refused")
@@ -224,6 +227,13 @@ def pending_tool_call(path: Path) -> tuple[str, str] | None:
 
 
 # --- physical layer ---------------------------------------------------------------------------
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
 
 
 def _listdir(directory: Path) -> list[Path]:

@@ -436,7 +436,7 @@ class Ingestor:
         self.conn.executemany(
             "INSERT INTO event_fts (rowid, body, whole, scope) VALUES (?, ?, ?, ?)", fts
         )
-        return len(rows)
+        return sum(1 for row in rows if row[4] in _INDEXABLE)  # titles are not counted
 
     def _uids_taken_elsewhere(self, sid: int, source: str, events: Iterable[Event]) -> set[str]:
         """uids already indexed under another session or seq (history copied on resume)."""
