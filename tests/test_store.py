@@ -10,6 +10,9 @@ from pathlib import Path
 import pytest
 
 from huiyi import Huiyi, NotFoundError
+from huiyi.sources.dsh import DshReader
+from huiyi.store.ingest import Ingestor, SourceReport
+from tests.builders import dsh
 from tests.builders.lines import LineReader, write
 
 
@@ -157,3 +160,33 @@ def test_index_home_is_owner_only(hy: Huiyi, logs: Path) -> None:
     hy.index(readers=[LineReader(logs)])
     assert hy.settings.home.stat().st_mode & 0o777 == 0o700
     assert hy.settings.db_path.stat().st_mode & 0o777 == 0o600
+
+
+def test_reading_in_worker_processes_indexes_exactly_what_one_process_does(
+    isolated_home: Path, tmp_path: Path
+) -> None:
+    for n in range(6):
+        dsh.write_session(
+            isolated_home / ".dsh",
+            f"/w/p{n % 2}",
+            [[dsh.user(1, f"问题 {n} rollback_plan"), dsh.assistant(2, f"answer {n} 回滚")]],
+            session_id=f"session-{n}0000000-1111-4222-8333-444455556666",
+        )
+    snapshots = []
+    for workers in (0, 2):
+        home = tmp_path / f"index-{workers}"
+        with Huiyi(home) as hy:
+            ingestor = Ingestor(hy.conn)
+            report = SourceReport("dsh")
+            ingestor.index_reader(DshReader(isolated_home / ".dsh"), report, workers=workers)
+            rows = hy.conn.execute(
+                "SELECT s.id, e.seq, e.kind, e.text, e.surface FROM events e "
+                "JOIN sessions s USING (sid) ORDER BY s.id, e.seq"
+            ).fetchall()
+            hits = [
+                (h.session_id, h.seq)
+                for h in hy.search("回滚 rollback_plan", all_workspaces=True).hits
+            ]
+            snapshots.append((report.events, rows, sorted(hits)))
+    assert snapshots[0] == snapshots[1]
+    assert snapshots[0][0] == 12

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from huiyi.config import Settings
 from huiyi.errors import NotFoundError, UsageError
@@ -28,6 +28,9 @@ from huiyi.store import db, queries
 from huiyi.store.ingest import Ingestor, SourceReport
 from huiyi.store.queries import SessionRow
 from huiyi.workspace import workspace_of
+
+if TYPE_CHECKING:
+    from huiyi.memory import Memory
 
 MAX_LIMIT = 1000
 
@@ -220,6 +223,19 @@ class Huiyi:
             self.conn, row.sid, session_id, kinds=kinds, limit=last or limit, newest_first=True
         )
         return list(reversed(tail))
+
+    # -- memory --------------------------------------------------------------------------
+
+    @property
+    def memory(self) -> Memory:
+        """The curated memory of the current workspace (HUIYI_WORKSPACE, else the cwd's)."""
+        return self.memory_for()
+
+    def memory_for(self, workspace: str | Path | None = None) -> Memory:
+        """The curated memory stores: the user profile plus `workspace`'s notes."""
+        from huiyi.memory import Memory
+
+        return Memory(self.settings, self.resolve_workspace(workspace))
 
     # -- removal -------------------------------------------------------------------------
 

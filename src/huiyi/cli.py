@@ -417,5 +417,13 @@ def forget(hy: Huiyi, session_id: str | None, workspace: Path | None) -> None:
         )
 
 
+def _register() -> None:
+    from huiyi.cli_memory import memory
+
+    main.add_command(memory)
+
+
+_register()
+
 if __name__ == "__main__":
     main()

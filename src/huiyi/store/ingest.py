@@ -14,11 +14,12 @@ the text, so a file that disappears only gets `missing = 1`.
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import sqlite3
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,15 +40,78 @@ VANISHED = "vanished"
 _INDEXABLE = frozenset(k.value for k in TEXT_KINDS)
 
 
+Streams = tuple[str, str]
+
+
+def fts_streams(text: str) -> Streams:
+    """The `body` and `whole` FTS5 values for one event's text."""
+    return index_streams(text[:FTS_CHARS])
+
+
 def fts_row(text: str, workspace: str) -> tuple[str, str, str]:
     """The exact FTS5 values for one event; deletes must recompute the very same values."""
-    body, whole = index_streams(text[:FTS_CHARS])
-    return body, whole, scope_token(workspace)
+    return (*fts_streams(text), scope_token(workspace))
 
 
-def is_indexable(kind: str, injected: bool) -> bool:
+def is_indexed(event: Event) -> bool:
     """Human and model text, tool traffic and summaries; not host-injected boilerplate."""
-    return kind in _INDEXABLE and (not injected or kind == Kind.SUMMARY.value)
+    kind = event.kind.value
+    return (
+        kind in _INDEXABLE
+        and (not event.injected or kind == Kind.SUMMARY.value)
+        and bool(event.text.strip())
+    )
+
+
+@dataclass(slots=True)
+class _Job:
+    path: Path
+    st: os.stat_result
+    file_id: int | None
+    reset: bool
+    cursor: Cursor
+
+
+#: what reading one file gives: the result, its head bytes and per-chunk FTS streams
+_Read = tuple[ReadResult, bytes, list[list[Streams | None]]]
+_Outcome = _Read | OSError
+
+#: a first index of at least this many changed files reads and tokenises in worker processes
+PARALLEL_MIN_FILES = 32
+
+
+def _read_job(reader: Reader, path: Path, cursor: Cursor) -> _Outcome:
+    """Read and tokenise one file; runs in a worker process for big batches."""
+    try:
+        result = reader.read(path, cursor)
+        head = _read_head(path, result.offset)
+    except OSError as exc:
+        return exc
+    streams = [
+        [fts_streams(e.text) if is_indexed(e) else None for e in chunk.events]
+        for chunk in result.chunks
+    ]
+    return result, head, streams
+
+
+def _read_star(args: tuple[Reader, Path, Cursor]) -> _Outcome:
+    return _read_job(*args)
+
+
+def _read_all(reader: Reader, jobs: list[_Job], workers: int | None) -> Iterator[_Outcome]:
+    """Outcomes in job order: in this process, or in a pool when the batch is big."""
+    if workers is None:
+        workers = min(os.cpu_count() or 1, 4) if len(jobs) >= PARALLEL_MIN_FILES else 0
+    if workers <= 1:
+        for job in jobs:
+            yield _read_job(reader, job.path, job.cursor)
+        return
+    # forkserver: safe even when the caller runs threads (the MCP server does)
+    context = multiprocessing.get_context("forkserver")
+    with context.Pool(workers) as pool:
+        yield from pool.imap(
+            _read_star, ((reader, job.path, job.cursor) for job in jobs), chunksize=4
+        )
 
 
 @dataclass(slots=True)
@@ -107,8 +171,13 @@ class Ingestor:
         paths: Iterable[Path] | None = None,
         progress: Progress | None = None,
         mark_missing: bool = True,
+        workers: int | None = None,
     ) -> None:
-        """Index every file the reader discovers (or the given paths)."""
+        """Index every file the reader discovers (or the given paths).
+
+        Unchanged files cost one `stat`. When many files changed (a first index), reading and
+        tokenising run in `workers` processes while this one writes; `workers=0` never forks.
+        """
         report.roots = [str(r) for r in reader.roots()]
         try:
             files = sorted(reader.discover() if paths is None else paths)
@@ -117,54 +186,68 @@ class Ingestor:
             report.errors.append(f"{reader.source}: cannot list sources: {exc.strerror or exc}")
             files = []
         report.files += len(files)
-        for done, path in enumerate(files):
-            if progress is not None:
-                progress(reader.source, done, len(files))
-            self.index_file(reader, path, report)
-        self.commit()
+        jobs = [job for path in files if (job := self._plan(reader, path, report)) is not None]
+        total = len(files)
         if progress is not None:
-            progress(reader.source, len(files), len(files))
+            progress(reader.source, total - len(jobs), total)
+        for done, (job, outcome) in enumerate(
+            zip(jobs, _read_all(reader, jobs, workers), strict=True), total - len(jobs) + 1
+        ):
+            self._write(reader.source, job, outcome, report)
+            if progress is not None:
+                progress(reader.source, done, total)
+        self.commit()
         if mark_missing and paths is None:
             self._mark_missing(reader.source, {str(p) for p in files})
 
     def index_file(self, reader: Reader, path: Path, report: SourceReport) -> None:
+        """Index one file (if it changed) in this process."""
+        job = self._plan(reader, path, report)
+        if job is not None:
+            self._write(reader.source, job, _read_job(reader, job.path, job.cursor), report)
+
+    def _plan(self, reader: Reader, path: Path, report: SourceReport) -> _Job | None:
+        """Decide whether and from where to read `path`; None when it is unchanged or gone."""
         key = str(path)
         try:
             st = path.stat()
         except FileNotFoundError:
             report.skipped[VANISHED] += 1
-            return
+            return None
         except OSError as exc:
             self._file_error(key, reader.source, report, exc)
-            return
+            return None
         row = self.conn.execute(
             'SELECT id, inode, size, mtime_ns, "offset", head, state FROM files WHERE path = ?',
             (key,),
         ).fetchone()
         if row is not None and (row[1], row[2], row[3]) == (st.st_ino, st.st_size, st.st_mtime_ns):
-            return  # unchanged since the last read
+            return None  # unchanged since the last read
         file_id: int | None = row[0] if row else None
         reset = row is None
         if row is not None:
             offset, head = int(row[4]), bytes(row[5] or b"")
             reset = row[1] != st.st_ino or st.st_size < offset or not _same_head(path, head)
         cursor = Cursor() if reset else Cursor(offset=int(row[4]), state=json.loads(row[6]))
-        try:
-            result = reader.read(path, cursor)
-            head = _read_head(path, result.offset)
-        except FileNotFoundError:
-            report.skipped[VANISHED] += 1
+        return _Job(path, st, file_id, reset, cursor)
+
+    def _write(self, source: str, job: _Job, outcome: _Outcome, report: SourceReport) -> None:
+        key = str(job.path)
+        if isinstance(outcome, OSError):
+            if isinstance(outcome, FileNotFoundError):
+                report.skipped[VANISHED] += 1
+            else:
+                self._file_error(key, source, report, outcome)
             return
-        except OSError as exc:
-            self._file_error(key, reader.source, report, exc)
-            return
+        result, head, streams = outcome
         report.files_read += 1
         try:
-            if reset and file_id is not None:
+            file_id = job.file_id
+            if job.reset and file_id is not None:
                 self._drop_file_events(file_id)
-            file_id = self._save_file(key, reader.source, st, result, head, file_id, reset)
-            for chunk in result.chunks:
-                written = self._apply_chunk(chunk, file_id)
+            file_id = self._save_file(key, source, job.st, result, head, file_id, job.reset)
+            for chunk, chunk_streams in zip(result.chunks, streams, strict=True):
+                written = self._apply_chunk(chunk, file_id, chunk_streams)
                 if written >= 0:
                     report.sessions.add(chunk.session.id)
                     report.events += written
@@ -281,7 +364,9 @@ class Ingestor:
             ((rowid, *fts_row(text, workspace)) for rowid, text in rows),
         )
 
-    def _apply_chunk(self, chunk: SessionChunk, file_id: int) -> int:
+    def _apply_chunk(
+        self, chunk: SessionChunk, file_id: int, streams: list[Streams | None] | None = None
+    ) -> int:
         """Write one session's news; returns events written, or -1 if the session is forgotten."""
         update = chunk.session
         if update.id in self._forgotten_sessions:
@@ -289,7 +374,7 @@ class Ingestor:
         sid, workspace = self._upsert_session(update, file_id)
         if workspace in self._forgotten_workspaces:
             return -1
-        written = self._upsert_events(sid, workspace, update.source, chunk.events)
+        written = self._upsert_events(sid, workspace, update.source, chunk.events, streams)
         for seq, surface in chunk.surface.items():
             self.conn.execute(
                 "UPDATE events SET surface = ? WHERE sid = ? AND seq = ?", (surface.value, sid, seq)
@@ -372,15 +457,23 @@ class Ingestor:
             ((rowid, *fts_row(text, new)) for rowid, text in rows),
         )
 
-    def _upsert_events(self, sid: int, workspace: str, source: str, events: list[Event]) -> int:
+    def _upsert_events(
+        self,
+        sid: int,
+        workspace: str,
+        source: str,
+        events: list[Event],
+        streams: list[Streams | None] | None = None,
+    ) -> int:
         if not events:
             return 0
-        by_seq: dict[int, Event] = {}
+        by_seq: dict[int, tuple[Event, Streams | None]] = {}
         seen_uids: dict[str, int] = {}
-        for event in events:  # a later emission of the same seq wins; a uid keeps its first seq
+        for n, event in enumerate(events):
+            # a later emission of the same seq wins; a uid keeps its first seq
             if event.uid is not None and seen_uids.setdefault(event.uid, event.seq) != event.seq:
                 continue
-            by_seq[event.seq] = event
+            by_seq[event.seq] = (event, streams[n] if streams is not None else None)
         seqs = list(by_seq)
         existing: dict[int, tuple[int, str, int]] = {}
         for start in range(0, len(seqs), 500):
@@ -391,11 +484,12 @@ class Ingestor:
                 [sid, *part],
             ):
                 existing[seq] = (rowid, text, indexed)
-        taken = self._uids_taken_elsewhere(sid, source, by_seq.values())
+        taken = self._uids_taken_elsewhere(sid, source, (e for e, _ in by_seq.values()))
+        scope = scope_token(workspace)
         rows: list[tuple[Any, ...]] = []
         fts: list[tuple[int, str, str, str]] = []
         stale: list[tuple[int, str]] = []
-        for seq, event in by_seq.items():
+        for seq, (event, precomputed) in by_seq.items():
             uid = f"{source}:{event.uid}" if event.uid else None
             if uid is not None and uid in taken:
                 continue
@@ -407,7 +501,7 @@ class Ingestor:
             else:
                 rowid = self._next_id
                 self._next_id += 1
-            indexed = is_indexable(event.kind.value, event.injected) and bool(event.text.strip())
+            indexed = is_indexed(event)
             rows.append(
                 (
                     rowid,
@@ -425,7 +519,8 @@ class Ingestor:
                 )
             )
             if indexed:
-                fts.append((rowid, *fts_row(event.text, workspace)))
+                body, whole = precomputed or fts_streams(event.text)
+                fts.append((rowid, body, whole, scope))
         if stale:
             self._fts_delete(stale, workspace)
         self.conn.executemany(

@@ -1,0 +1,36 @@
+"""Curated memory: two small, bounded, hand-editable stores the model writes through a guarded
+tool, and that are put in front of the model at the start of every session.
+
+    config      where the files live, limits, Target, find_workspace
+    store       file format, lock, atomic writes, backups, hit records, transactions
+    ops         add / replace / remove / batch, matching, budgets, replies
+    render      the block for the model (deterministic bytes)
+    search      BM25 + hit boost + time decay over current and archived entries
+    lifecycle   archive unused entries, restore them
+    tools       memory_tool / memory_search_tool: reply text for the MCP server
+    extract     optional extraction of durable facts through an OpenAI-compatible endpoint
+    facade      Memory: the one object every entry point uses
+"""
+
+from __future__ import annotations
+
+from huiyi.memory.config import MemoryConfig, Target, find_workspace
+from huiyi.memory.facade import Memory, SearchResult
+from huiyi.memory.ops import Operation, Outcome
+from huiyi.memory.search import MemoryHit
+from huiyi.memory.store import MemoryBusyError
+from huiyi.memory.tools import memory_search_tool, memory_tool
+
+__all__ = [
+    "Memory",
+    "MemoryBusyError",
+    "MemoryConfig",
+    "MemoryHit",
+    "Operation",
+    "Outcome",
+    "SearchResult",
+    "Target",
+    "find_workspace",
+    "memory_search_tool",
+    "memory_tool",
+]
