@@ -229,3 +229,32 @@ def test_cli_extract_reads_a_conversation_file(
     assert chat.requests[0]["model"] == "fake-model"
     mem = Memory(Settings.from_env(), str(workspace), config=MemoryConfig())
     assert mem.entries("memory") == ["Use pnpm, never npm."]
+
+
+def test_cli_extract_reads_the_workspace_history_from_the_index(
+    chat: FakeChat, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.builders import dsh
+
+    monkeypatch.setenv("DEEPSEEK_API_KEY", "test-key")
+    monkeypatch.setenv("HUIYI_EXTRACT_BASE_URL", chat.url)
+    monkeypatch.setenv("HUIYI_EXTRACT_MODEL", "fake-model")
+    workspace = isolated_home / "shop"
+    workspace.mkdir()
+    dsh.write_session(
+        isolated_home / ".dsh",
+        str(workspace),
+        [
+            [
+                dsh.user(1, "我们这个项目用 pnpm，不要用 npm。"),
+                dsh.assistant(2, "好的，之后都用 pnpm。"),
+            ]
+        ],
+    )
+    chat.answer({"action": "write", "target": "memory", "content": "Use pnpm, never npm."})
+    result = CliRunner().invoke(memory_cli, ["extract", "--workspace", str(workspace)])
+    assert result.exit_code == 0, result.output
+    sent = json.dumps(chat.requests[0], ensure_ascii=False)
+    assert "不要用 npm" in sent and "之后都用 pnpm" in sent
+    mem = Memory(Settings.from_env(), str(workspace), config=MemoryConfig())
+    assert mem.entries("memory") == ["Use pnpm, never npm."]

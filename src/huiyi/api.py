@@ -237,6 +237,12 @@ class Huiyi:
 
         return Memory(self.settings, self.resolve_workspace(workspace))
 
+    def recent_turns(
+        self, workspace: str | Path | None = None, *, limit: int = 40
+    ) -> list[tuple[str, str]]:
+        """Recent human/assistant messages of a workspace, oldest first (memory extraction)."""
+        return queries.recent_turns(self.conn, self.resolve_workspace(workspace), limit=limit)
+
     # -- removal -------------------------------------------------------------------------
 
     def forget(self, *, session_id: str | None = None, workspace: str | Path | None = None) -> int:

@@ -230,7 +230,8 @@ def _read_turns(path: Path) -> list[tuple[str, str]]:
     "--from-file",
     "from_file",
     type=click.Path(dir_okay=False, exists=True, path_type=Path),
-    help='Conversation to read: JSON Lines of {"role": ..., "text": ...}.',
+    help='Conversation to read: JSON Lines of {"role": ..., "text": ...} (default: the '
+    "workspace's recent sessions from the index).",
 )
 @click.option("--dry-run", is_flag=True, help="Show the proposals without saving them.")
 @_options(None, target=False)
@@ -245,12 +246,21 @@ def extract(
     config = ExtractConfig.from_env()
     if not config.configured:
         raise click.ClickException(NOT_CONFIGURED)
-    if from_file is None:
-        raise click.UsageError(
-            "pass --from-file FILE (reading the workspace's recent sessions from the index "
-            "is not available yet)"
-        )
-    report = Extractor(_memory(workspace_dir), config).run(_read_turns(from_file), dry_run=dry_run)
+    mem = _memory(workspace_dir)
+    if from_file is not None:
+        turns = _read_turns(from_file)
+    else:
+        from huiyi.api import Huiyi
+
+        with Huiyi() as hy:
+            hy.index()
+            turns = hy.recent_turns(mem.workspace)
+        if not turns:
+            raise click.ClickException(
+                f"no conversation of {mem.workspace} is indexed yet; run `huiyi index`, or "
+                "pass --from-file FILE"
+            )
+    report = Extractor(mem, config).run(turns, dry_run=dry_run)
     if as_json:
         _emit(report.as_dict())
     else:

@@ -172,3 +172,15 @@ def fts_match(
             (match, limit, offset),
         )
     ]
+
+
+def recent_turns(conn: sqlite3.Connection, workspace: str, *, limit: int) -> list[tuple[str, str]]:
+    """The newest human and assistant messages of a workspace (no private sessions, no
+    subagents, nothing host-injected), oldest first, as (role, text)."""
+    rows = conn.execute(
+        "SELECT e.kind, e.text FROM events e JOIN sessions s ON s.sid = e.sid "
+        "WHERE s.workspace = ? AND s.is_private = 0 AND s.is_subagent = 0 AND e.injected = 0 "
+        "AND e.kind IN ('user', 'assistant') ORDER BY e.time DESC, e.id DESC LIMIT ?",
+        (workspace, limit),
+    ).fetchall()
+    return [(kind, text) for kind, text in reversed(rows)]
