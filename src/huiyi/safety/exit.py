@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from huiyi.safety.envelope import wrap
+from huiyi.safety.envelope import error_text, wrap
 from huiyi.safety.redact import redact
 
 
@@ -29,4 +29,5 @@ def deliver(body: str, *, masks: int = 0, label: str = "recalled history") -> De
 
 
 def deliver_error(message: str) -> str:
-    return redact(message).text
+    """An error message as it may leave: redacted, with any envelope marker neutralised."""
+    return error_text(message)

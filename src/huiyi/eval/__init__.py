@@ -1,0 +1,42 @@
+"""Evaluation: labelled retrieval sets, metrics, the BM25 baseline and the runner.
+
+Every ranking decision in huiyi is judged by numbers from these modules. `datasets` loads our
+golden format, LoCoMo and MemDaily into one `EvalSet` shape; `metrics` scores rankings of
+`"<session id>:<seq>"` ids; `baseline` is the plain BM25 yardstick; `runner` runs any search
+function over a set and reports per layer and per category.
+"""
+
+from __future__ import annotations
+
+from huiyi.eval.datasets import (
+    EvalEvent,
+    EvalQuery,
+    EvalSession,
+    EvalSet,
+    load,
+    load_golden,
+    load_locomo,
+    load_memdaily,
+    to_generic_jsonl,
+)
+from huiyi.eval.metrics import METRICS, Scores, evaluate
+from huiyi.eval.runner import LayerRun, Report, SearchFn, run
+
+__all__ = [
+    "METRICS",
+    "EvalEvent",
+    "EvalQuery",
+    "EvalSession",
+    "EvalSet",
+    "LayerRun",
+    "Report",
+    "Scores",
+    "SearchFn",
+    "evaluate",
+    "load",
+    "load_golden",
+    "load_locomo",
+    "load_memdaily",
+    "run",
+    "to_generic_jsonl",
+]
