@@ -19,4 +19,6 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
     monkeypatch.delenv("HUIYI_WORKSPACE", raising=False)
     monkeypatch.delenv("DEEPSEEK_API_KEY", raising=False)
+    # the deterministic fake keeps tests fast; tests of the real default ask for it by name
+    monkeypatch.setenv("HUIYI_EMBEDDER", "fake")
     return home

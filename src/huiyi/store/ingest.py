@@ -27,7 +27,7 @@ from typing import Any
 from huiyi.model import TEXT_KINDS, Event, Kind, SessionUpdate, Surface
 from huiyi.safety.privacy import is_private_title
 from huiyi.sources.base import Cursor, Reader, ReadResult, SessionChunk
-from huiyi.text.tokenize import index_streams
+from huiyi.text.tokenize import index_streams, normalize
 from huiyi.workspace import scope_token, workspace_of
 
 #: How much of one event's text goes into the full-text index (the whole text is stored).
@@ -61,6 +61,32 @@ def is_indexed(event: Event) -> bool:
         and (not event.injected or kind == Kind.SUMMARY.value)
         and bool(event.text.strip())
     )
+
+
+#: Kinds in the fuzzy and semantic layers: what people half-remember is what was said.
+CONVERSATION_KINDS = frozenset({"user", "assistant", "summary"})
+#: How much of one message goes into the trigram index.
+FUZZY_CHARS = 2_000
+
+
+def fuzzy_row(kind: str, injected: bool, text: str, workspace: str) -> tuple[str, str] | None:
+    """The exact `event_fuzzy` values for one indexed event, or None when it is not in it."""
+    if kind not in CONVERSATION_KINDS or (injected and kind != "summary"):
+        return None
+    return normalize(text[:FUZZY_CHARS]), scope_token(workspace)
+
+
+#: (rowid, text, kind, injected) of an event in the text indexes
+_Indexed = tuple[int, str, str, int]
+
+
+def _fuzzy_rows(rows: Iterable[_Indexed], workspace: str) -> list[tuple[int, str, str]]:
+    out = []
+    for rowid, text, kind, injected in rows:
+        row = fuzzy_row(kind, bool(injected), text, workspace)
+        if row is not None:
+            out.append((rowid, *row))
+    return out
 
 
 @dataclass(slots=True)
@@ -341,7 +367,7 @@ class Ingestor:
             "SELECT workspace FROM sessions WHERE sid = ?", (sid,)
         ).fetchone()
         workspace = ws_row[0] if ws_row else ""
-        sql = "SELECT id, text FROM events WHERE sid = ? AND indexed = 1"
+        sql = "SELECT id, text, kind, injected FROM events WHERE sid = ? AND indexed = 1"
         params: list[Any] = [sid]
         if seqs is not None:
             wanted = list(seqs)
@@ -357,11 +383,17 @@ class Ingestor:
             )
         return cur.rowcount
 
-    def _fts_delete(self, rows: Iterable[tuple[int, str]], workspace: str) -> None:
+    def _fts_delete(self, rows: Iterable[_Indexed], workspace: str) -> None:
+        """Remove events' rows from both text indexes (their values are recomputed)."""
+        rows = list(rows)
         self.conn.executemany(
             "INSERT INTO event_fts (event_fts, rowid, body, whole, scope) "
             "VALUES ('delete', ?, ?, ?, ?)",
-            ((rowid, *fts_row(text, workspace)) for rowid, text in rows),
+            ((rowid, *fts_row(text, workspace)) for rowid, text, _, _ in rows),
+        )
+        self.conn.executemany(
+            "INSERT INTO event_fuzzy (event_fuzzy, rowid, text, scope) VALUES ('delete', ?, ?, ?)",
+            _fuzzy_rows(rows, workspace),
         )
 
     def _apply_chunk(
@@ -449,12 +481,16 @@ class Ingestor:
 
     def _move_workspace(self, sid: int, old: str, new: str) -> None:
         rows = self.conn.execute(
-            "SELECT id, text FROM events WHERE sid = ? AND indexed = 1", (sid,)
+            "SELECT id, text, kind, injected FROM events WHERE sid = ? AND indexed = 1", (sid,)
         ).fetchall()
         self._fts_delete(rows, old)
         self.conn.executemany(
             "INSERT INTO event_fts (rowid, body, whole, scope) VALUES (?, ?, ?, ?)",
-            ((rowid, *fts_row(text, new)) for rowid, text in rows),
+            ((rowid, *fts_row(text, new)) for rowid, text, _, _ in rows),
+        )
+        self.conn.executemany(
+            "INSERT INTO event_fuzzy (rowid, text, scope) VALUES (?, ?, ?)",
+            _fuzzy_rows(rows, new),
         )
 
     def _upsert_events(
@@ -475,20 +511,21 @@ class Ingestor:
                 continue
             by_seq[event.seq] = (event, streams[n] if streams is not None else None)
         seqs = list(by_seq)
-        existing: dict[int, tuple[int, str, int]] = {}
+        existing: dict[int, tuple[int, int, str, str, int]] = {}
         for start in range(0, len(seqs), 500):
             part = seqs[start : start + 500]
-            for seq, rowid, text, indexed in self.conn.execute(
-                f"SELECT seq, id, text, indexed FROM events WHERE sid = ? "
+            for seq, rowid, indexed, text, kind, injected in self.conn.execute(
+                f"SELECT seq, id, indexed, text, kind, injected FROM events WHERE sid = ? "
                 f"AND seq IN ({','.join('?' * len(part))})",
                 [sid, *part],
             ):
-                existing[seq] = (rowid, text, indexed)
+                existing[seq] = (rowid, indexed, text, kind, injected)
         taken = self._uids_taken_elsewhere(sid, source, (e for e, _ in by_seq.values()))
         scope = scope_token(workspace)
         rows: list[tuple[Any, ...]] = []
         fts: list[tuple[int, str, str, str]] = []
-        stale: list[tuple[int, str]] = []
+        fresh: list[_Indexed] = []
+        stale: list[_Indexed] = []
         for seq, (event, precomputed) in by_seq.items():
             uid = f"{source}:{event.uid}" if event.uid else None
             if uid is not None and uid in taken:
@@ -496,8 +533,8 @@ class Ingestor:
             old = existing.get(seq)
             if old is not None:
                 rowid = old[0]
-                if old[2]:
-                    stale.append((rowid, old[1]))
+                if old[1]:
+                    stale.append((rowid, old[2], old[3], old[4]))
             else:
                 rowid = self._next_id
                 self._next_id += 1
@@ -521,6 +558,7 @@ class Ingestor:
             if indexed:
                 body, whole = precomputed or fts_streams(event.text)
                 fts.append((rowid, body, whole, scope))
+                fresh.append((rowid, event.text, event.kind.value, int(event.injected)))
         if stale:
             self._fts_delete(stale, workspace)
         self.conn.executemany(
@@ -530,6 +568,10 @@ class Ingestor:
         )
         self.conn.executemany(
             "INSERT INTO event_fts (rowid, body, whole, scope) VALUES (?, ?, ?, ?)", fts
+        )
+        self.conn.executemany(
+            "INSERT INTO event_fuzzy (rowid, text, scope) VALUES (?, ?, ?)",
+            _fuzzy_rows(fresh, workspace),
         )
         return sum(1 for row in rows if row[4] in _INDEXABLE)  # titles are not counted
 

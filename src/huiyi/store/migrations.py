@@ -90,7 +90,46 @@ def m001_initial(conn: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: list[Migration] = [m001_initial]
+def m002_fuzzy_and_vectors(conn: sqlite3.Connection) -> None:
+    """The fuzzy layer's trigram index and the semantic layer's vectors.
+
+    `event_fuzzy` holds the NFKC-folded, lower-cased text of human and assistant messages and
+    summaries (not tool traffic: it is large and rarely half-remembered) under FTS5's `trigram`
+    tokenizer, so a query with a typo still shares most of its character trigrams with the
+    passage. Contentless like `event_fts`; deletes recompute the text. `vectors` holds one
+    float16 embedding per event and model, dropped with its event (a changed text is embedded
+    again).
+    """
+    conn.executescript(
+        """
+        CREATE VIRTUAL TABLE event_fuzzy USING fts5(
+            text, scope, content='', tokenize='trigram'
+        );
+        CREATE TABLE vectors (
+            event_id INTEGER PRIMARY KEY REFERENCES events(id) ON DELETE CASCADE,
+            model TEXT NOT NULL,
+            vec BLOB NOT NULL
+        );
+        CREATE INDEX vectors_by_model ON vectors(model);
+        """
+    )
+    rows = conn.execute(
+        "SELECT e.id, e.kind, e.injected, e.text, s.workspace FROM events e "
+        "JOIN sessions s ON s.sid = e.sid WHERE e.indexed = 1"
+    ).fetchall()
+    from huiyi.store.ingest import fuzzy_row
+
+    conn.executemany(
+        "INSERT INTO event_fuzzy (rowid, text, scope) VALUES (?, ?, ?)",
+        [
+            (rowid, *row)
+            for rowid, kind, injected, text, ws in rows
+            if (row := fuzzy_row(kind, bool(injected), text, ws)) is not None
+        ],
+    )
+
+
+MIGRATIONS: list[Migration] = [m001_initial, m002_fuzzy_and_vectors]
 
 
 def apply(conn: sqlite3.Connection) -> list[str]:

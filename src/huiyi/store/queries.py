@@ -184,3 +184,37 @@ def recent_turns(conn: sqlite3.Connection, workspace: str, *, limit: int) -> lis
         (workspace, limit),
     ).fetchall()
     return [(kind, text) for kind, text in reversed(rows)]
+
+
+def fuzzy_match(conn: sqlite3.Connection, match: str, *, limit: int) -> list[tuple[int, float]]:
+    """(event rowid, bm25 score; lower is better) from the trigram index."""
+    return [
+        (int(r[0]), float(r[1]))
+        for r in conn.execute(
+            "SELECT rowid, bm25(event_fuzzy, 1.0, 0.0) AS score FROM event_fuzzy "
+            "WHERE event_fuzzy MATCH ? ORDER BY score LIMIT ?",
+            (match, limit),
+        )
+    ]
+
+
+def texts_by_rowid(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, str]:
+    out: dict[int, str] = {}
+    for start in range(0, len(rowids), 500):
+        part = list(rowids[start : start + 500])
+        for rowid, text in conn.execute(
+            f"SELECT id, text FROM events WHERE id IN ({','.join('?' * len(part))})", part
+        ):
+            out[rowid] = text
+    return out
+
+
+def sids_by_rowid(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, int]:
+    out: dict[int, int] = {}
+    for start in range(0, len(rowids), 500):
+        part = list(rowids[start : start + 500])
+        for rowid, sid in conn.execute(
+            f"SELECT id, sid FROM events WHERE id IN ({','.join('?' * len(part))})", part
+        ):
+            out[rowid] = sid
+    return out

@@ -1,0 +1,80 @@
+"""The fuzzy layer: character trigram containment, for typos and half-remembered phrases.
+
+Candidates come from the trigram FTS5 index (any query trigram may match, BM25 orders them);
+they are then re-scored by how many of the query's trigrams the passage contains, plus a bonus
+when the whole normalised query occurs in it, so an exact match always ranks above a near one.
+Works the same for Chinese and English (a typo changes at most three trigrams of a word).
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+
+from huiyi.store import queries
+from huiyi.text.tokenize import CJK_CLASS, cjk_bigrams, normalize
+from huiyi.workspace import scope_token
+
+_SPACE = re.compile(r"\s+")
+_SIGNAL = re.compile(r"\w")
+_CJK_OR_NOT = re.compile(f"([{CJK_CLASS}]+)|([^{CJK_CLASS}]+)")
+#: at most this many trigrams go into the MATCH (evenly sampled); containment uses them all
+MAX_MATCH_GRAMS = 24
+CANDIDATES = 200
+#: a passage must hold at least this share of the query's grams to count as a fuzzy match
+MIN_CONTAINMENT = 0.5
+
+
+def grams(text: str) -> list[str]:
+    """Distinct character trigrams of the folded text that carry a word character."""
+    folded = _SPACE.sub(" ", normalize(text)).strip()
+    seen: dict[str, None] = {}
+    for i in range(len(folded) - 2):
+        gram = folded[i : i + 3]
+        if _SIGNAL.search(gram) and gram.count(" ") < 2:
+            seen.setdefault(gram, None)
+    return list(seen)
+
+
+def score_grams(text: str) -> list[str]:
+    """What containment is measured on: CJK bigrams (a one-character typo in Chinese breaks
+    every trigram around it but only two bigrams) and trigrams of everything else."""
+    folded = _SPACE.sub(" ", normalize(text)).strip()
+    out: dict[str, None] = {}
+    for cjk, other in _CJK_OR_NOT.findall(folded):
+        parts = cjk_bigrams(cjk) if cjk else grams(other)
+        for gram in parts:
+            out.setdefault(gram, None)
+    return list(out)
+
+
+def _quote(gram: str) -> str:
+    return '"' + gram.replace('"', '""') + '"'
+
+
+def ranked(
+    conn: sqlite3.Connection, text: str, workspace: str | None, *, depth: int
+) -> list[tuple[int, float]]:
+    """(event rowid, score) by trigram containment, best first."""
+    all_grams = grams(text)
+    if not all_grams:
+        return []
+    step = max(1, len(all_grams) // MAX_MATCH_GRAMS)
+    chosen = all_grams[::step][:MAX_MATCH_GRAMS]
+    match = " OR ".join(_quote(g) for g in chosen)
+    if workspace is not None:
+        match = f'({match}) AND scope:"{scope_token(workspace)}"'
+    candidates = queries.fuzzy_match(conn, match, limit=max(CANDIDATES, depth))
+    texts = queries.texts_by_rowid(conn, [rowid for rowid, _ in candidates])
+    whole = _SPACE.sub(" ", normalize(text)).strip()
+    measured = score_grams(text) or all_grams
+    scored: list[tuple[int, float]] = []
+    for rowid, bm25 in candidates:
+        doc = _SPACE.sub(" ", normalize(texts.get(rowid, "")[:4000]))
+        contained = sum(1 for g in measured if g in doc) / len(measured)
+        if contained < MIN_CONTAINMENT:
+            continue
+        exact = 1.0 if whole and whole in doc else 0.0
+        scored.append((rowid, exact + contained - bm25 * 1e-6))
+    scored.sort(key=lambda item: item[1], reverse=True)
+    return scored[:depth]

@@ -1,0 +1,70 @@
+"""The semantic layer: cosine similarity between the query's embedding and stored vectors.
+
+Brute force with numpy over the searched workspace's vectors, held in memory per process and
+reloaded when the vectors change (a long-lived MCP server loads once). This sits behind
+`Semantic` so an approximate index can replace it without touching callers. Nothing here ever
+blocks lexical search: vectors are computed elsewhere (`Huiyi.embed`), and a search only uses
+the ones that exist.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from huiyi.search.embed import Embedder
+from huiyi.store import vectors
+
+
+@dataclass(slots=True)
+class _Loaded:
+    signature: tuple[int, int]
+    ids: npt.NDArray[np.int64]
+    matrix: npt.NDArray[np.float32]
+
+
+class Semantic:
+    """One embedder plus a per-workspace cache of its vectors."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.embedder = embedder
+        self._cache: dict[str | None, _Loaded] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def model(self) -> str:
+        return self.embedder.model_id
+
+    def coverage(self, conn: sqlite3.Connection, workspace: str | None) -> float:
+        embedded, embeddable = vectors.coverage(conn, self.model, workspace)
+        return embedded / embeddable if embeddable else 0.0
+
+    def _vectors(
+        self, conn: sqlite3.Connection, workspace: str | None
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        signature = vectors.signature(conn, self.model)
+        with self._lock:
+            cached = self._cache.get(workspace)
+            if cached is None or cached.signature != signature:
+                ids, matrix = vectors.load(conn, self.model, workspace, self.embedder.dim)
+                cached = _Loaded(signature, ids, matrix)
+                self._cache[workspace] = cached
+            return cached.ids, cached.matrix
+
+    def ranked(
+        self, conn: sqlite3.Connection, text: str, workspace: str | None, *, depth: int
+    ) -> list[tuple[int, float]]:
+        """(event rowid, cosine) best first, over the events that have vectors."""
+        ids, matrix = self._vectors(conn, workspace)
+        if len(ids) == 0:
+            return []
+        query = self.embedder.embed_query(text).astype(np.float32)
+        scores = matrix @ query
+        k = min(depth, len(ids))
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.argsort(-scores[top])]
+        return [(int(ids[i]), float(scores[i])) for i in top]

@@ -1,0 +1,87 @@
+"""SQL for the semantic layer's vectors: what still needs embedding, saving, coverage, loading.
+
+Vectors are float16 blobs (half the size of float32; cosine ranking does not notice), one per
+event, tagged with the embedder's model id so a change of model is seen as "not embedded".
+Only conversation (human and assistant messages, summaries) is embedded: tool traffic is large,
+slow to embed and rarely what a paraphrase is after.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+_EMBEDDABLE = (
+    "e.indexed = 1 AND e.kind IN ('user', 'assistant', 'summary') "
+    "AND (e.injected = 0 OR e.kind = 'summary')"
+)
+
+
+def missing(conn: sqlite3.Connection, model: str, *, limit: int) -> list[tuple[int, str]]:
+    """Embeddable events without a vector of `model`, newest first."""
+    return conn.execute(
+        f"SELECT e.id, e.text FROM events e LEFT JOIN vectors v ON v.event_id = e.id "
+        f"WHERE {_EMBEDDABLE} AND (v.event_id IS NULL OR v.model != ?) "
+        f"ORDER BY e.id DESC LIMIT ?",
+        (model, limit),
+    ).fetchall()
+
+
+def save(
+    conn: sqlite3.Connection, model: str, ids: Sequence[int], matrix: npt.NDArray[np.float32]
+) -> None:
+    """Store one vector per event id (rows of `matrix`); events deleted meanwhile are skipped."""
+    half = matrix.astype(np.float16)
+    with conn:
+        present = {
+            r[0]
+            for r in conn.execute(
+                f"SELECT id FROM events WHERE id IN ({','.join('?' * len(ids))})", list(ids)
+            )
+        }
+        conn.executemany(
+            "INSERT OR REPLACE INTO vectors (event_id, model, vec) VALUES (?, ?, ?)",
+            [(i, model, half[n].tobytes()) for n, i in enumerate(ids) if i in present],
+        )
+
+
+def coverage(conn: sqlite3.Connection, model: str, workspace: str | None) -> tuple[int, int]:
+    """(embedded, embeddable) events, in one workspace or everywhere."""
+    scope = "AND s.workspace = ?" if workspace is not None else ""
+    params: tuple[str, ...] = (model, workspace) if workspace is not None else (model,)
+    row = conn.execute(
+        f"SELECT count(v.event_id), count(*) FROM events e JOIN sessions s ON s.sid = e.sid "
+        f"LEFT JOIN vectors v ON v.event_id = e.id AND v.model = ? WHERE {_EMBEDDABLE} {scope}",
+        params,
+    ).fetchone()
+    return int(row[0]), int(row[1])
+
+
+def signature(conn: sqlite3.Connection, model: str) -> tuple[int, int]:
+    """Changes whenever a vector of `model` is added or removed (cache key)."""
+    row = conn.execute(
+        "SELECT count(*), coalesce(max(event_id), 0) FROM vectors WHERE model = ?", (model,)
+    ).fetchone()
+    return int(row[0]), int(row[1])
+
+
+def load(
+    conn: sqlite3.Connection, model: str, workspace: str | None, dim: int
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    """Event ids and their vectors (float32 rows) for one workspace or everywhere."""
+    scope = "AND s.workspace = ?" if workspace is not None else ""
+    params: tuple[str, ...] = (model, workspace) if workspace is not None else (model,)
+    rows = conn.execute(
+        f"SELECT v.event_id, v.vec FROM vectors v JOIN events e ON e.id = v.event_id "
+        f"JOIN sessions s ON s.sid = e.sid WHERE v.model = ? {scope}",
+        params,
+    ).fetchall()
+    ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    if not rows:
+        return ids, np.zeros((0, dim), dtype=np.float32)
+    blob = b"".join(r[1] for r in rows)
+    matrix = np.frombuffer(blob, dtype=np.float16).reshape(len(rows), -1).astype(np.float32)
+    return ids, matrix
