@@ -194,8 +194,10 @@ class Huiyi:
             return 0
         started = time.monotonic()
         done = 0
-        embedded, embeddable = vectors.coverage(self.conn, semantic.model, None)
-        todo = embeddable - embedded
+        todo = 0
+        if progress is not None:
+            embedded, embeddable = vectors.coverage(self.conn, semantic.model, None)
+            todo = embeddable - embedded
         while True:
             rows = vectors.missing(self.conn, semantic.model, limit=batch)
             if not rows:

@@ -465,9 +465,11 @@ def forget(hy: Huiyi, session_id: str | None, workspace: Path | None) -> None:
 
 
 def _register() -> None:
+    from huiyi.cli_mcp import mcp
     from huiyi.cli_memory import memory
 
     main.add_command(memory)
+    main.add_command(mcp)
 
 
 _register()

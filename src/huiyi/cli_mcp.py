@@ -1,0 +1,93 @@
+"""`huiyi mcp`: serve the recall and memory tools over MCP (stdio, or Streamable HTTP on loopback).
+
+Only argument parsing lives here; the server is `huiyi.integrations.mcp_server`, imported when
+the command runs, so the MCP SDK never slows down other `huiyi` commands. Register it with
+`main.add_command(mcp)`.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+
+import click
+
+from huiyi.api import Huiyi
+
+__all__ = ["mcp", "parse_http"]
+
+_LOOPBACK_NAMES = frozenset({"localhost", "localhost.", "ip6-localhost"})
+
+
+def parse_http(value: str) -> tuple[str, int]:
+    """`HOST:PORT` (`[::1]:PORT` for IPv6) as a loopback host and a port; else a UsageError."""
+    host, sep, port_text = value.rpartition(":")
+    if not sep or not host or not port_text.isdigit():
+        raise click.UsageError(
+            f"--http takes HOST:PORT, for example 127.0.0.1:8765 (got {value!r})"
+        )
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    port = int(port_text)
+    if not 1 <= port <= 65535:
+        raise click.UsageError(f"--http port must be between 1 and 65535 (got {port})")
+    if not _is_loopback(host):
+        raise click.UsageError(
+            f"--http serves only this machine: {host} is not a loopback address. Use "
+            f"127.0.0.1:{port} (or [::1]:{port}, localhost:{port}); recalled history must not "
+            "be reachable from the network."
+        )
+    return host, port
+
+
+def _is_loopback(host: str) -> bool:
+    if host.lower() in _LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@click.command("mcp")
+@click.option(
+    "--http",
+    "http",
+    metavar="HOST:PORT",
+    help="Serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio (loopback hosts only).",
+)
+@click.option(
+    "--workspace",
+    type=click.Path(exists=True, file_okay=False, resolve_path=True),
+    help="Answer every call for this workspace (default: HUIYI_WORKSPACE, else the caller's "
+    "session found in the logs, MCP roots, or the current directory).",
+)
+@click.option(
+    "--server-name",
+    default="huiyi",
+    show_default=True,
+    help="The name the harness registered this server under (its tools are called "
+    "mcp__NAME__TOOL); used to find the calling session in DSH and Claude Code logs.",
+)
+@click.pass_obj
+def mcp(hy: Huiyi, http: str | None, workspace: str | None, server_name: str) -> None:
+    """Serve the recall and memory tools to agents over MCP (stdio by default)."""
+    address = parse_http(http) if http is not None else None
+    how = "--workspace"
+    if workspace is None:
+        workspace = os.environ.get("HUIYI_WORKSPACE", "").strip() or None
+        how = "HUIYI_WORKSPACE"
+        if workspace is not None and not os.path.isdir(os.path.expanduser(workspace)):
+            raise click.UsageError(f"HUIYI_WORKSPACE={workspace} is not a directory")
+
+    from huiyi.integrations.context import CallerFinder
+    from huiyi.integrations.mcp_server import serve
+
+    finder = CallerFinder(
+        server=server_name,
+        dsh_home=hy.settings.dsh_home,
+        claude_dirs=hy.settings.claude_dirs,
+        cwd=os.getcwd(),
+        forced=workspace,
+        forced_how=how,
+    )
+    serve(hy, finder, http=address)
