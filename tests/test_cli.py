@@ -107,6 +107,7 @@ def test_bad_input_is_skipped_counted_and_shown(repo: Path, isolated_home: Path)
     doctor = run("doctor").output
     assert "invalid-json 1" in doctor and "unknown-type 1" in doctor
     assert "integrity  ok; full-text ok" in doctor
+    assert "vectors    5 of 5 messages embedded (100%) with fake" in doctor
     assert SID in run("search", "8321").output  # what was indexed before is intact
     assert "good line survives" in run("search", "survives").output
 

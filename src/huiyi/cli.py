@@ -423,6 +423,13 @@ def doctor(hy: Huiyi, repair: bool, as_json: bool) -> None:
             rows = doc.rebuild_fulltext(hy.conn)
             click.echo(f"rebuilt the full-text index: {rows} events")
         report = doc.diagnose(hy.conn, hy.settings)
+        embedded, embeddable = hy.coverage(all_workspaces=True)
+        semantic = hy.semantic
+        report["embeddings"] = {
+            "model": semantic.model if semantic else None,
+            "embedded": embedded,
+            "embeddable": embeddable,
+        }
         if as_json:
             emit_json(report)
             return
@@ -432,6 +439,14 @@ def doctor(hy: Huiyi, repair: bool, as_json: bool) -> None:
             f"{report['workspaces']} workspaces, {report['private_sessions']} private"
         )
         click.echo(f"integrity  {report['integrity']}; full-text {report['fulltext']}")
+        if semantic is None:
+            click.echo("vectors    semantic search is off")
+        else:
+            share = f" ({embedded / embeddable:.0%})" if embeddable else ""
+            click.echo(
+                f"vectors    {embedded:,} of {embeddable:,} messages embedded{share} with "
+                f"{semantic.model}; `huiyi index` embeds the rest"
+            )
         for name, src in report["sources"].items():
             click.echo(f"\n{name}")
             for root in src.get("roots", []):
@@ -465,11 +480,13 @@ def forget(hy: Huiyi, session_id: str | None, workspace: Path | None) -> None:
 
 
 def _register() -> None:
+    from huiyi.cli_eval import eval_cmd
     from huiyi.cli_mcp import mcp
     from huiyi.cli_memory import memory
 
     main.add_command(memory)
     main.add_command(mcp)
+    main.add_command(eval_cmd, name="eval")
 
 
 _register()

@@ -163,7 +163,14 @@ def remove(old_text: str, target: str, as_json: bool, workspace_dir: Path | None
 
 @memory.command("search")
 @click.argument("query")
-@click.option("--limit", "-n", type=click.IntRange(1, 20), default=5, show_default=True)
+@click.option(
+    "--limit",
+    "-n",
+    type=click.IntRange(1, 20),
+    default=5,
+    show_default=True,
+    help="How many entries to show.",
+)
 @_options(None, target=False)
 @_edge
 def search_cmd(query: str, limit: int, as_json: bool, workspace_dir: Path | None) -> None:
