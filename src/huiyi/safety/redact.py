@@ -26,12 +26,12 @@ Why it is shaped this way:
 from __future__ import annotations
 
 import functools
-import math
 import re
 import string
-from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+
+from huiyi.safety.entropy import LONG_RUN, looks_secret, tokenish
 
 __all__ = [
     "MAX_FIELD_CHARS",
@@ -146,95 +146,6 @@ def _is_exempt(value: str) -> bool:
     return "[REDACTED:" in inner and not _MASK.sub("", inner).replace("\\n", "").strip()
 
 
-def _tokenish(value: str) -> bool:
-    """A word that could be a credential: has a digit, or mixes case after its first letter."""
-    if any(c.isdigit() for c in value):
-        return True
-    rest = value[1:]
-    return any(c.isupper() for c in rest) and any(c.islower() for c in rest)
-
-
-# --------------------------------------------------------------------------------------------
-# Randomness: the statistical net for secrets without a telling prefix or key.
-# --------------------------------------------------------------------------------------------
-
-#: Lengths of common hex digests (SHA-1/git, SHA-224, SHA-256, SHA-384, SHA-512): ids, not
-#: secrets, and very common in coding sessions.
-_DIGEST_LENGTHS = frozenset({40, 56, 64, 96, 128})
-_HEX = re.compile(r"[0-9a-fA-F]++")
-_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
-_DIGEST_LABEL = re.compile(
-    r"(?:sha(?:1|224|256|384|512)?|md5|blake2[bs]?|digest|commit|checksum)"
-    r"[ \t]{0,4}[:=@]?[ \t]{0,4}$",
-    re.IGNORECASE,
-)
-_PART_SPLIT = re.compile(r"[/_\-+~]")
-_LONG_HEX = re.compile(r"[0-9a-fA-F]{40,}+")
-
-
-def _entropy(text: str) -> float:
-    n = len(text)
-    counts = (text.count(c) for c in set(text)) if n > 4096 else Counter(text).values()
-    return -sum(c / n * math.log2(c / n) for c in counts)
-
-
-_CASE_RUN = re.compile(r"[a-z]++|[A-Z]++|[0-9]++")
-_WORD_RUN = re.compile(r"[a-z]{3,}+")
-
-
-def _randomish(alnum: str) -> bool:
-    """Whether a run of ASCII letters and digits looks machine-generated.
-
-    Random strings switch between lower case, upper case and digits at most positions; words,
-    snake_case, paths and CamelCase identifiers mostly do not, or are made of long lower-case
-    runs with vowels. Pure hex is judged by `_hex_secret` instead. Counting is done by C-level
-    helpers (regex, `str.count`) so a 200,000-character run costs milliseconds.
-    """
-    switches = _CASE_RUN.subn("", alnum)[1] - 1
-    if switches / (len(alnum) - 1) < 0.25 or _entropy(alnum) < 3.5:
-        return False
-    digits = sum(alnum.count(d) for d in string.digits)
-    letters = len(alnum) - digits
-    if not letters:
-        return True
-    in_words = sum(len(run) for run in _WORD_RUN.findall(alnum))
-    vowels = sum(alnum.count(v) for v in "aeiouAEIOU")
-    wordy = in_words / letters >= 0.6 and vowels / letters >= 0.25
-    return not (wordy and digits / len(alnum) < 0.15)
-
-
-def _hex_secret(hexrun: str) -> bool:
-    has_digit = any(c.isdigit() for c in hexrun)
-    has_letter = any(c.isalpha() for c in hexrun)
-    return has_digit and has_letter and _entropy(hexrun) >= 3.0
-
-
-def _looks_secret(run: str, before: str, min_alnum: int) -> bool:
-    """Judge one candidate run of base64/hex-ish characters (see docs/redaction.md)."""
-    core = run.rstrip("=")
-    if _UUID.fullmatch(core):
-        return False
-    if _HEX.fullmatch(core):
-        if len(core) in _DIGEST_LENGTHS or _DIGEST_LABEL.search(before[-24:]):
-            return False
-        return len(core) >= min_alnum and _hex_secret(core)
-    # Paths and identifiers that merely contain a digest (…/snapshots/<sha>, model_<sha>)
-    # are judged without it.
-    core = _UUID.sub("", core)
-    if _LONG_HEX.search(core):
-        core = "".join(
-            p
-            for p in _PART_SPLIT.split(core)
-            if not (_HEX.fullmatch(p) and len(p) in _DIGEST_LENGTHS)
-        )
-    alnum = _PART_SPLIT.sub("", core)
-    if len(alnum) < min_alnum:
-        return False
-    if _HEX.fullmatch(alnum):
-        return _hex_secret(alnum)
-    return _randomish(alnum)
-
-
 # --------------------------------------------------------------------------------------------
 # The passes.
 # --------------------------------------------------------------------------------------------
@@ -289,7 +200,7 @@ def _body_not_placeholder(prefix_len: int) -> Callable[[str], bool]:
 
 def _sk_check(token: str) -> bool:
     body = token[3:]
-    return not _is_exempt(body) and _tokenish(body) and len(set(body)) > 3
+    return not _is_exempt(body) and tokenish(body) and len(set(body)) > 3
 
 
 # Vendor prefixes. Look-behinds keep a prefix from matching inside a longer word; where the
@@ -431,7 +342,7 @@ _BEARER = re.compile(
 def _bearer(text: str, found: _Found) -> str:
     def replace(m: re.Match[str]) -> str:
         value = m["value"]
-        if len(value) < 8 or _is_exempt(value) or not _tokenish(value):
+        if len(value) < 8 or _is_exempt(value) or not tokenish(value):
             return m[0]
         found.append("bearer")
         return m["head"] + mask("bearer")
@@ -465,7 +376,7 @@ def _authorization(text: str, found: _Found) -> str:
         value = m["value"]
         if _is_exempt(value) or _AUTH_SCHEME_WORD.fullmatch(value):
             return m[0]
-        if not (_tokenish(value) or len(value) >= 16 or _MASK.fullmatch(value)):
+        if not (tokenish(value) or len(value) >= 16 or _MASK.fullmatch(value)):
             return m[0]  # prose: "the Authorization: header"
         found.append("authorization")
         return m["head"] + mask("authorization")
@@ -521,7 +432,7 @@ def _url_token(text: str, found: _Found) -> str:
         url = m[0]
 
         def replace_segment(s: re.Match[str]) -> str:
-            if _is_exempt(s[0]) or not _looks_secret(s[0], url[: s.start()], 20):
+            if _is_exempt(s[0]) or not looks_secret(s[0], url[: s.start()], 20):
                 return s[0]
             found.append("url-token")
             return mask("url-token")
@@ -540,25 +451,6 @@ def _url_token(text: str, found: _Found) -> str:
 # The match starts at the secret word that ends the key (`password` in `DB_PASSWORD`,
 # `Secret` in `clientSecret`), so non-secret keys never consume text, and the rest of the key
 # is read back from the text before it.
-_KEY_QUALIFIERS = (
-    "api", "access", "secret", "private", "auth", "signing", "encryption", "master", "client",
-    "app", "service", "account", "webhook", "license",
-)  # fmt: skip
-_KEY_WORD = (
-    "(?:"
-    + _ci("passwd", "password", "passphrase", "pass", "pwd", "secret", "credentials", "credential")
-    + "|"
-    + _ci("client")
-    + r"[_\-]?"
-    + _ci("secret")
-    + "|"
-    + _ci("token")
-    + "|"
-    + _ci(*_KEY_QUALIFIERS)
-    + r"[_\-]?"
-    + _ci("key")
-    + ")"
-)
 _CJK_KEYS = ("密码", "口令", "密钥", "秘钥", "私钥", "令牌")
 _KEY_QUALIFIERS = (
     "api", "access", "secret", "private", "auth", "signing", "encryption", "master", "client",
@@ -648,18 +540,15 @@ def _assignment(text: str, found: _Found) -> str:
     return "".join(out)
 
 
-# The entropy net: long base64/hex-ish runs that look random.
-_LONG_RUN = re.compile(r"(?<![A-Za-z0-9+/_\-~])[A-Za-z0-9+/_\-~]{32,}+={0,3}+")
-
-
+# The entropy net: long base64/hex-ish runs that look random (`huiyi.safety.entropy`).
 def _high_entropy(text: str, found: _Found) -> str:
     def replace(m: re.Match[str]) -> str:
-        if not _looks_secret(m[0], text[max(0, m.start() - 24) : m.start()], 24):
+        if not looks_secret(m[0], text[max(0, m.start() - 24) : m.start()], 24):
             return m[0]
         found.append("high-entropy")
         return mask("high-entropy")
 
-    return _LONG_RUN.sub(replace, text)
+    return LONG_RUN.sub(replace, text)
 
 
 _PASSES: list[_Pass] = [
@@ -689,10 +578,18 @@ def _scan(text: str) -> tuple[str, list[str]]:
 def redact(text: str) -> Redacted:
     """Mask every known secret shape in `text`; `count` is the number of masks put in.
 
-    Idempotent: `redact(redact(t).text)` returns the same text with a count of 0.
+    Idempotent: `redact(redact(t).text)` returns the same text with a count of 0. A mask can
+    expose a new shape (a key whose value was glued to a masked run), so text that had
+    secrets is scanned again until nothing changes (in practice once more).
     """
     masked, found = _scan(text)
-    return Redacted(masked, len(found))
+    count = len(found)
+    for _ in range(3):
+        if not found:
+            break
+        masked, found = _scan(masked)
+        count += len(found)
+    return Redacted(masked, count)
 
 
 def redact_many(texts: Iterable[str]) -> tuple[list[str], int]:

@@ -4,23 +4,25 @@ A DSH log is `<home>/sessions/--<project>--/<session-id>/session.jsonl.zstd` (`s
 with compression off): a header line, then one JSON event per line. The compressed form is a
 concatenation of independent zstd frames, one per write batch, so reading has two layers:
 
-* The physical layer turns bytes into lines and says how far the file was consumed. For
-  `.zstd` a unit is one complete frame, for `.jsonl` one newline-terminated line. Only whole
-  units are consumed, so `ReadResult.offset` always sits on a unit boundary and the next read
-  starts cleanly. Over-long lines are dropped while they stream, so memory stays bounded.
-* The logical layer (`_Fold`) turns lines into `Event`s and folds the `surfaceOp`s that say
-  what the model can still see. What it must remember between reads (header facts, the
+* The physical layer, in `huiyi.sources.frames`, turns bytes into lines and says how far the
+  file was consumed. Only whole units (a complete frame, or a newline-terminated line) are
+  consumed, so `ReadResult.offset` always sits on a unit boundary and the next read starts
+  cleanly; over-long lines are dropped while they stream, and corrupt frames are counted and
+  skipped there. It is a separate module because it knows bytes and zstd, not DSH events.
+* The logical layer, here (`_Fold`), turns lines into `Event`s and folds the `surfaceOp`s that
+  say what the model can still see. What it must remember between reads (header facts, the
   surface as a list of seqs, the next expected seq, recent tool-call names) lives in
   `Cursor.state`: small, plain JSON, so an incremental read continues the fold exactly.
+
+This module also finds the logs (`DshReader.discover`) and answers the small lookups other
+parts need without a full read (`read_header`, `pending_tool_calls`).
 
 Torn frames: a crash mid-write leaves a final frame that never ends. The reader does not
 consume it: the offset stays at its start and none of its lines are emitted, because emitting
 them now would fold their surface ops a second time once the frame is finished. DSH later
 truncates a torn frame and appends a repair frame at that very place, which is exactly where
 our offset waits. A file being written looks torn for a moment, so `torn-frame` is counted
-(once) only when a later read finds the same torn tail unchanged. A frame that fails to decode
-(bad checksum, garbage) is counted `corrupt-frame` and skipped by resynchronising on the next
-zstd magic number; when no frame follows, the rest of the file is consumed.
+(once) only when a later read finds the same torn tail unchanged.
 
 Semantics: events copied from a parent (`seq < seedLength`) are folded but not emitted;
 user, assistant and tool-result events are CURRENT or SHADOWED by the fold, everything else is
@@ -32,12 +34,10 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, ClassVar
-
-import zstandard
+from typing import Any, ClassVar
 
 from huiyi.model import Event, Kind, SessionUpdate, Surface
 from huiyi.sources.base import (
@@ -45,7 +45,6 @@ from huiyi.sources.base import (
     INVALID_JSON,
     INVALID_UTF8,
     LINE_TOO_LONG,
-    MAX_LINE_BYTES,
     TORN_FRAME,
     UNKNOWN_TYPE,
     UNSUPPORTED_VERSION,
@@ -53,6 +52,7 @@ from huiyi.sources.base import (
     ReadResult,
     SessionChunk,
 )
+from huiyi.sources.frames import CORRUPT_FRAME, Line, Unit, ZstdFrames, all_lines, jsonl_lines
 
 __all__ = [
     "BAD_SURFACE_OP",
@@ -68,13 +68,11 @@ __all__ = [
 #: File names of a session log, compressed first.
 LOG_NAMES = ("session.jsonl.zstd", "session.jsonl")
 
-# Skip reasons of this reader, in addition to the shared ones in `base`.
-CORRUPT_FRAME = "corrupt-frame"
+# Skip reasons of this reader, in addition to the shared ones in `base` (and
+# `CORRUPT_FRAME`, counted by the frame decoder in `frames`).
 EMPTY_FILE = "empty-file"
 BAD_SURFACE_OP = "bad-surface-op"
 
-_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
-_READ_SIZE = 1 << 16
 _MAX_CALL_IDS = 256
 _SURFACE_TYPES = frozenset({"user/message", "assistant/message", "tool/result"})
 _CHUNK_ROWS = {"text-chunks": "texts", "reasoning-chunks": "texts", "tool-call-chunks": "args"}
@@ -97,11 +95,6 @@ _IGNORED = frozenset(
 # Events after which an unanswered tool call can no longer be the one running now.
 _TURN_BOUNDARIES = frozenset({"user/message", "turn/start", "turn/end", "session/end-seed"})
 _PENDING_MARKERS = tuple(f'"{t}"'.encode() for t in ("tool/call", "tool/result", *_TURN_BOUNDARIES))
-
-#: A physical line; `None` stands for a line that was longer than `MAX_LINE_BYTES`.
-_Line = bytes | None
-#: A consumable unit: its lines and the file offset just after it.
-_Unit = tuple[list[_Line], int]
 
 
 class DshReader:
@@ -137,12 +130,12 @@ class DshReader:
         with path.open("rb") as file:
             if offset == 0 and os.fstat(file.fileno()).st_size == 0:
                 result.skipped[EMPTY_FILE] += 1
-            frames: _ZstdFrames | None = None
-            units: Iterable[_Unit]
+            frames: ZstdFrames | None = None
+            units: Iterable[Unit]
             if path.name.endswith(".zstd"):
-                units = frames = _ZstdFrames(file, offset, result.skipped)
+                units = frames = ZstdFrames(file, offset, result.skipped)
             else:
-                units = _jsonl_lines(file, offset)
+                units = jsonl_lines(file, offset)
             for lines, end in units:
                 for raw in lines:
                     fold.line(raw)
@@ -175,7 +168,7 @@ class DshReader:
 def read_header(path: Path) -> dict[str, Any] | None:
     """The header line of a session log as JSON, or None when there is none (or no file)."""
     try:
-        for raw in _all_lines(path):
+        for raw in all_lines(path):
             if raw is None:
                 return None
             if not raw.strip():
@@ -196,7 +189,7 @@ def pending_tool_calls(path: Path) -> list[tuple[str, str]]:
     """
     pending: dict[str, tuple[str, str]] = {}
     try:
-        for raw in _all_lines(path):
+        for raw in all_lines(path):
             if raw is None or not any(marker in raw for marker in _PENDING_MARKERS):
                 continue
             obj = _loads(raw)
@@ -226,7 +219,7 @@ def pending_tool_call(path: Path) -> tuple[str, str] | None:
     return calls[-1] if calls else None
 
 
-# --- physical layer ---------------------------------------------------------------------------
+# --- discovery helpers ------------------------------------------------------------------------
 
 
 def _mtime(path: Path) -> float:
@@ -249,144 +242,6 @@ def _is_file(path: Path) -> bool:
         return path.is_file()
     except OSError:  # e.g. a folder we may not enter
         return False
-
-
-class _LineSplitter:
-    """Splits decompressed bytes into lines, dropping the body of an over-long line as it
-    streams (only the fact that there was one is kept)."""
-
-    def __init__(self) -> None:
-        self.lines: list[_Line] = []
-        self._part = bytearray()
-        self._too_long = False
-
-    def feed(self, data: bytes) -> None:
-        start = 0
-        while (end := data.find(b"\n", start)) >= 0:
-            self._grow(data[start:end])
-            self._end_line()
-            start = end + 1
-        self._grow(data[start:])
-
-    def close(self) -> list[_Line]:
-        """End of a frame: frames hold whole lines, so a last line without `\\n` still counts."""
-        if self._part or self._too_long:
-            self._end_line()
-        return self.lines
-
-    def _grow(self, piece: bytes) -> None:
-        if self._too_long:
-            return
-        if len(self._part) + len(piece) > MAX_LINE_BYTES:
-            self._too_long, self._part = True, bytearray()
-        else:
-            self._part += piece
-
-    def _end_line(self) -> None:
-        self.lines.append(None if self._too_long else bytes(self._part))
-        self._part, self._too_long = bytearray(), False
-
-
-class _ZstdFrames:
-    """The complete frames of a `.zstd` log from an offset, one unit each.
-
-    After iteration `torn_end` is set when the file ended inside an unfinished frame (it is the
-    file size seen then); that frame is left unconsumed.
-    """
-
-    def __init__(self, file: IO[bytes], offset: int, skipped: Counter[str]) -> None:
-        self._file, self._offset, self._skipped = file, offset, skipped
-        self.torn_end: int | None = None
-
-    def __iter__(self) -> Iterator[_Unit]:
-        decompressor = zstandard.ZstdDecompressor()
-        start, carry, in_garbage = self._offset, b"", False
-        self._file.seek(start)
-        while True:
-            frame = decompressor.decompressobj()
-            lines = _LineSplitter()
-            used, status = 0, "end"
-            while data := carry or self._file.read(_READ_SIZE):
-                carry = b""
-                try:
-                    lines.feed(frame.decompress(data))
-                except zstandard.ZstdError:
-                    status = "corrupt"
-                    break
-                used += len(data)
-                if frame.eof:
-                    carry = frame.unused_data
-                    used -= len(carry)
-                    status = "frame"
-                    break
-            if status == "frame":
-                start += used
-                in_garbage = False
-                yield lines.close(), start
-            elif status == "corrupt":
-                if not in_garbage:
-                    self._skipped[CORRUPT_FRAME] += 1
-                in_garbage = True
-                resync = _find(self._file, _ZSTD_MAGIC, start + 1)
-                if resync is None:
-                    yield [], self._file.seek(0, os.SEEK_END)
-                    return
-                start, carry = resync, b""
-                yield [], start  # the garbage is consumed even if a torn frame follows
-                self._file.seek(start)
-            else:
-                if used:
-                    self.torn_end = start + used
-                return
-
-
-def _find(file: IO[bytes], needle: bytes, position: int) -> int | None:
-    """Offset of the first `needle` at or after `position` in `file`, or None."""
-    file.seek(position)
-    tail = b""
-    while block := file.read(_READ_SIZE):
-        window = tail + block
-        found = window.find(needle)
-        if found >= 0:
-            return position - len(tail) + found
-        position += len(block)
-        tail = window[-(len(needle) - 1) :]
-    return None
-
-
-def _jsonl_lines(file: IO[bytes], offset: int) -> Iterator[_Unit]:
-    """Newline-terminated lines of a plain `.jsonl` log; a half-written last line is left."""
-    file.seek(offset)
-    position = offset
-    while line := file.readline(MAX_LINE_BYTES + 1):
-        if line.endswith(b"\n"):
-            position += len(line)
-            yield [line[:-1]], position
-            continue
-        if len(line) <= MAX_LINE_BYTES:
-            return  # still being written: the next read takes it whole
-        used = len(line)
-        while True:
-            more = file.readline(_READ_SIZE)
-            if not more:
-                return
-            used += len(more)
-            if more.endswith(b"\n"):
-                break
-        position += used
-        yield [None], position
-
-
-def _all_lines(path: Path) -> Iterator[_Line]:
-    """Every line of the consumable part of a log (used by the small lookups)."""
-    with path.open("rb") as file:
-        units: Iterable[_Unit]
-        if path.name.endswith(".zstd"):
-            units = _ZstdFrames(file, 0, Counter())
-        else:
-            units = _jsonl_lines(file, 0)
-        for lines, _end in units:
-            yield from lines
 
 
 # --- logical layer ----------------------------------------------------------------------------
@@ -470,7 +325,7 @@ class _Fold:
 
     # -- lines
 
-    def line(self, raw: _Line) -> None:
+    def line(self, raw: Line) -> None:
         if raw is not None and not raw.strip():
             return
         self.touched = True
@@ -480,7 +335,7 @@ class _Fold:
         elif obj is not None:
             self._event(obj)
 
-    def _parse(self, raw: _Line) -> dict[str, Any] | None:
+    def _parse(self, raw: Line) -> dict[str, Any] | None:
         if raw is None:
             self.skipped[LINE_TOO_LONG] += 1
             return None
