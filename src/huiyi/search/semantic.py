@@ -22,6 +22,7 @@ from huiyi.store import vectors
 
 @dataclass(slots=True)
 class _Loaded:
+    stamp: tuple[int, int]
     signature: tuple[int, int]
     ids: npt.NDArray[np.int64]
     matrix: npt.NDArray[np.float32]
@@ -46,13 +47,19 @@ class Semantic:
     def _vectors(
         self, conn: sqlite3.Connection, workspace: str | None
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-        signature = vectors.signature(conn, self.model)
+        # `data_version` moves when another connection commits, `total_changes` when this one
+        # writes: while neither moves, the cached vectors are current without a query
+        stamp = (int(conn.execute("PRAGMA data_version").fetchone()[0]), conn.total_changes)
         with self._lock:
             cached = self._cache.get(workspace)
+            if cached is not None and cached.stamp == stamp:
+                return cached.ids, cached.matrix
+            signature = vectors.signature(conn, self.model)
             if cached is None or cached.signature != signature:
                 ids, matrix = vectors.load(conn, self.model, workspace, self.embedder.dim)
-                cached = _Loaded(signature, ids, matrix)
+                cached = _Loaded(stamp, signature, ids, matrix)
                 self._cache[workspace] = cached
+            cached.stamp = stamp
             return cached.ids, cached.matrix
 
     def ranked(

@@ -17,6 +17,7 @@ import json
 import multiprocessing
 import os
 import sqlite3
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -104,6 +105,7 @@ _Outcome = _Read | OSError
 
 #: a first index of at least this many changed files reads and tokenises in worker processes
 PARALLEL_MIN_FILES = 32
+_START_METHODS = multiprocessing.get_all_start_methods()
 
 
 def _read_job(reader: Reader, path: Path, cursor: Cursor) -> _Outcome:
@@ -128,12 +130,14 @@ def _read_all(reader: Reader, jobs: list[_Job], workers: int | None) -> Iterator
     """Outcomes in job order: in this process, or in a pool when the batch is big."""
     if workers is None:
         workers = min(os.cpu_count() or 1, 4) if len(jobs) >= PARALLEL_MIN_FILES else 0
-    if workers <= 1:
+    # Only `fork` starts workers without re-running the caller's `__main__` (spawn and
+    # forkserver do, which would break any script that calls `Huiyi().index()` unguarded),
+    # and forking is only safe while this process runs no other thread (the MCP server does).
+    if workers <= 1 or threading.active_count() > 1 or "fork" not in _START_METHODS:
         for job in jobs:
             yield _read_job(reader, job.path, job.cursor)
         return
-    # forkserver: safe even when the caller runs threads (the MCP server does)
-    context = multiprocessing.get_context("forkserver")
+    context = multiprocessing.get_context("fork")
     with context.Pool(workers) as pool:
         yield from pool.imap(
             _read_star, ((reader, job.path, job.cursor) for job in jobs), chunksize=4
