@@ -33,7 +33,7 @@ from typing import Any, ClassVar
 
 from huiyi.model import Event, Kind, SessionUpdate, Surface
 from huiyi.sources.base import BAD_RECORD, UNKNOWN_TYPE, Cursor, ReadResult, SessionChunk
-from huiyi.sources.jsonl import JsonLines, as_str, clean_text, parse_time, remember
+from huiyi.sources.jsonl import as_str, clean_text, parse_time, read_session_file, remember
 
 #: Record types that carry nothing to index (bookkeeping of the Claude Code client).
 _IGNORED = frozenset({"file-history-snapshot", "queue-operation", "progress", "tag", "agent-name"})
@@ -71,17 +71,7 @@ class ClaudeReader:
                     yield path
 
     def read(self, path: Path, cursor: Cursor) -> ReadResult:
-        result = ReadResult(offset=cursor.offset)
-        transcript = _Transcript(path, cursor.state, result.skipped)
-        lines = JsonLines(path, cursor.offset, result.skipped)
-        for record in lines:
-            transcript.feed(record)
-        result.offset = lines.offset
-        result.state = transcript.state()
-        chunk = transcript.chunk()
-        if chunk is not None:
-            result.chunks.append(chunk)
-        return result
+        return read_session_file(path, cursor, _Transcript)
 
 
 def is_subagent_file(path: Path) -> bool:

@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 
 from huiyi.model import Event, Kind, SessionUpdate, Surface
 from huiyi.sources.base import BAD_RECORD, UNKNOWN_TYPE, Cursor, ReadResult, SessionChunk
-from huiyi.sources.jsonl import JsonLines, as_str, clean_text, parse_time, remember
+from huiyi.sources.jsonl import as_str, clean_text, parse_time, read_session_file, remember
 
 #: Text that marks a user-role `response_item` as written by Codex, not typed by the human.
 INJECTED_MARKERS = (
@@ -76,17 +76,7 @@ class CodexReader:
                         yield Path(dirpath) / name
 
     def read(self, path: Path, cursor: Cursor) -> ReadResult:
-        result = ReadResult(offset=cursor.offset)
-        rollout = _Rollout(path, cursor.state, result.skipped)
-        lines = JsonLines(path, cursor.offset, result.skipped)
-        for record in lines:
-            rollout.feed(record)
-        result.offset = lines.offset
-        result.state = rollout.state()
-        chunk = rollout.chunk()
-        if chunk is not None:
-            result.chunks.append(chunk)
-        return result
+        return read_session_file(path, cursor, _Rollout)
 
 
 def session_id_from_name(path: Path) -> str:

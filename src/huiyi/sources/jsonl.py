@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from huiyi.sources.base import (
     BAD_RECORD,
@@ -31,6 +31,9 @@ from huiyi.sources.base import (
     INVALID_UTF8,
     LINE_TOO_LONG,
     MAX_LINE_BYTES,
+    Cursor,
+    ReadResult,
+    SessionChunk,
 )
 
 _BLOCK = 1 << 20
@@ -153,3 +156,32 @@ def remember(mapping: MutableMapping[str, Any], key: str, value: Any, limit: int
     mapping[key] = value
     while len(mapping) > limit:
         del mapping[next(iter(mapping))]
+
+
+class SessionFold(Protocol):
+    """What one file's records build up: one session, carried between reads in `state`."""
+
+    def feed(self, record: dict[str, Any]) -> None: ...
+
+    def state(self) -> dict[str, Any]: ...
+
+    def chunk(self) -> SessionChunk | None: ...
+
+
+def read_session_file(
+    path: Path,
+    cursor: Cursor,
+    fold: Callable[[Path, dict[str, Any], Counter[str]], SessionFold],
+) -> ReadResult:
+    """Feed a one-session JSONL file's new records through `fold` (Claude, Codex)."""
+    result = ReadResult(offset=cursor.offset)
+    session = fold(path, cursor.state, result.skipped)
+    lines = JsonLines(path, cursor.offset, result.skipped)
+    for record in lines:
+        session.feed(record)
+    result.offset = lines.offset
+    result.state = session.state()
+    chunk = session.chunk()
+    if chunk is not None:
+        result.chunks.append(chunk)
+    return result
