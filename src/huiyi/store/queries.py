@@ -198,23 +198,22 @@ def fuzzy_match(conn: sqlite3.Connection, match: str, *, limit: int) -> list[tup
     ]
 
 
-def texts_by_rowid(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, str]:
-    out: dict[int, str] = {}
+def _column_by_rowid(
+    conn: sqlite3.Connection, column: str, rowids: Sequence[int]
+) -> dict[int, Any]:
+    out: dict[int, Any] = {}
     for start in range(0, len(rowids), 500):
         part = list(rowids[start : start + 500])
-        for rowid, text in conn.execute(
-            f"SELECT id, text FROM events WHERE id IN ({','.join('?' * len(part))})", part
+        for rowid, value in conn.execute(
+            f'SELECT id, "{column}" FROM events WHERE id IN ({",".join("?" * len(part))})', part
         ):
-            out[rowid] = text
+            out[rowid] = value
     return out
+
+
+def texts_by_rowid(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, str]:
+    return _column_by_rowid(conn, "text", rowids)
 
 
 def sids_by_rowid(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, int]:
-    out: dict[int, int] = {}
-    for start in range(0, len(rowids), 500):
-        part = list(rowids[start : start + 500])
-        for rowid, sid in conn.execute(
-            f"SELECT id, sid FROM events WHERE id IN ({','.join('?' * len(part))})", part
-        ):
-            out[rowid] = sid
-    return out
+    return _column_by_rowid(conn, "sid", rowids)

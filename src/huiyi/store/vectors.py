@@ -48,10 +48,16 @@ def save(
         )
 
 
+def _scoped(model: str, workspace: str | None) -> tuple[str, tuple[str, ...]]:
+    """A workspace condition on sessions `s` and the parameters that go with it."""
+    if workspace is None:
+        return "", (model,)
+    return "AND s.workspace = ?", (model, workspace)
+
+
 def coverage(conn: sqlite3.Connection, model: str, workspace: str | None) -> tuple[int, int]:
     """(embedded, embeddable) events, in one workspace or everywhere."""
-    scope = "AND s.workspace = ?" if workspace is not None else ""
-    params: tuple[str, ...] = (model, workspace) if workspace is not None else (model,)
+    scope, params = _scoped(model, workspace)
     row = conn.execute(
         f"SELECT count(v.event_id), count(*) FROM events e JOIN sessions s ON s.sid = e.sid "
         f"LEFT JOIN vectors v ON v.event_id = e.id AND v.model = ? WHERE {_EMBEDDABLE} {scope}",
@@ -72,8 +78,7 @@ def load(
     conn: sqlite3.Connection, model: str, workspace: str | None, dim: int
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
     """Event ids and their vectors (float32 rows) for one workspace or everywhere."""
-    scope = "AND s.workspace = ?" if workspace is not None else ""
-    params: tuple[str, ...] = (model, workspace) if workspace is not None else (model,)
+    scope, params = _scoped(model, workspace)
     rows = conn.execute(
         f"SELECT v.event_id, v.vec FROM vectors v JOIN events e ON e.id = v.event_id "
         f"JOIN sessions s ON s.sid = e.sid WHERE v.model = ? {scope}",
