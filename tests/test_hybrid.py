@@ -131,3 +131,17 @@ def test_changed_text_is_embedded_again(tmp_path: Path) -> None:
         hy.index(readers=[LineReader(root)])
         assert hy.coverage(workspace="/w/a") == (0, 1)
         assert hy.embed() == 1
+
+
+def test_fuzzy_candidates_are_scoped_inside_the_index(tmp_path: Path) -> None:
+    """A busy other workspace with many better matches cannot crowd this one out."""
+    root = tmp_path / "crowd"
+    root.mkdir()
+    write(root / "a.log", {"s": "mine", "q": 0, "t": "retry policy with backoff", "cwd": "/w/a"})
+    write(
+        root / "b.log",
+        *({"s": "theirs", "q": i, "t": "retry policy backoff", "cwd": "/w/b"} for i in range(300)),
+    )
+    with make(root, embed=False) as hy:
+        hits = hy.search("retry polcy backof", workspace="/w/a", layers=("fuzzy",)).hits
+        assert [(h.session_id, h.seq) for h in hits] == [("mine", 0)]

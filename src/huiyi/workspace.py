@@ -33,3 +33,18 @@ def workspace_of(cwd: str) -> str:
 def scope_token(workspace: str) -> str:
     """A full-text token that stands for one workspace (see store.migrations)."""
     return "w" + hashlib.blake2b(workspace.encode("utf-8"), digest_size=8).hexdigest()
+
+
+#: Private-use characters (U+E000..U+F8FF) never occur in folded text people write.
+_PUA, _PUA_SIZE = 0xE000, 6400
+
+
+def fuzzy_scope_token(workspace: str) -> str:
+    """One trigram (three private-use characters) that stands for a workspace in the fuzzy
+    index, whose `detail=none` tables allow no column filters and no multi-token phrases."""
+    n = int.from_bytes(hashlib.blake2b(workspace.encode("utf-8"), digest_size=8).digest(), "big")
+    chars = []
+    for _ in range(3):
+        n, digit = divmod(n, _PUA_SIZE)
+        chars.append(chr(_PUA + digit))
+    return "".join(chars)

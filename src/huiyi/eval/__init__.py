@@ -3,7 +3,8 @@
 Every ranking decision in huiyi is judged by numbers from these modules. `datasets` loads our
 golden format, LoCoMo and MemDaily into one `EvalSet` shape; `metrics` scores rankings of
 `"<session id>:<seq>"` ids; `baseline` is the plain BM25 yardstick; `runner` runs any search
-function over a set and reports per layer and per category.
+function over a set and reports per layer and per category; `harness` is `huiyi eval` without
+the command line (a temporary index, every layer, the baseline alongside).
 """
 
 from __future__ import annotations
@@ -19,20 +20,25 @@ from huiyi.eval.datasets import (
     load_memdaily,
     to_generic_jsonl,
 )
+from huiyi.eval.harness import LAYERS, EvalSetupError, evaluate_set, limit_queries
 from huiyi.eval.metrics import METRICS, Scores, evaluate
 from huiyi.eval.runner import LayerRun, Report, SearchFn, run
 
 __all__ = [
+    "LAYERS",
     "METRICS",
     "EvalEvent",
     "EvalQuery",
     "EvalSession",
     "EvalSet",
+    "EvalSetupError",
     "LayerRun",
     "Report",
     "Scores",
     "SearchFn",
     "evaluate",
+    "evaluate_set",
+    "limit_queries",
     "load",
     "load_golden",
     "load_locomo",

@@ -13,7 +13,7 @@ import sqlite3
 
 from huiyi.store import queries
 from huiyi.text.tokenize import CJK_CLASS, cjk_bigrams, normalize
-from huiyi.workspace import scope_token
+from huiyi.workspace import fuzzy_scope_token
 
 _SPACE = re.compile(r"\s+")
 _SIGNAL = re.compile(r"\w")
@@ -63,7 +63,7 @@ def ranked(
     chosen = all_grams[::step][:MAX_MATCH_GRAMS]
     match = " OR ".join(_quote(g) for g in chosen)
     if workspace is not None:
-        match = f'({match}) AND scope:"{scope_token(workspace)}"'
+        match = f"({match}) AND {_quote(fuzzy_scope_token(workspace))}"
     candidates = queries.fuzzy_match(conn, match, limit=max(CANDIDATES, depth))
     texts = queries.texts_by_rowid(conn, [rowid for rowid, _ in candidates])
     whole = _SPACE.sub(" ", normalize(text)).strip()

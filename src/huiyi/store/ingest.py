@@ -29,7 +29,7 @@ from huiyi.model import TEXT_KINDS, Event, Kind, SessionUpdate, Surface
 from huiyi.safety.privacy import is_private_title
 from huiyi.sources.base import Cursor, Reader, ReadResult, SessionChunk
 from huiyi.text.tokenize import index_streams, normalize
-from huiyi.workspace import scope_token, workspace_of
+from huiyi.workspace import fuzzy_scope_token, scope_token, workspace_of
 
 #: How much of one event's text goes into the full-text index (the whole text is stored).
 FTS_CHARS = 32_000
@@ -41,10 +41,11 @@ VANISHED = "vanished"
 _INDEXABLE = frozenset(k.value for k in TEXT_KINDS)
 
 
-Streams = tuple[str, str]
+#: what an event puts in the text indexes: `body`, `whole`, and its fuzzy text (or None)
+Streams = tuple[str, str, str | None]
 
 
-def fts_streams(text: str) -> Streams:
+def fts_streams(text: str) -> tuple[str, str]:
     """The `body` and `whole` FTS5 values for one event's text."""
     return index_streams(text[:FTS_CHARS])
 
@@ -52,6 +53,14 @@ def fts_streams(text: str) -> Streams:
 def fts_row(text: str, workspace: str) -> tuple[str, str, str]:
     """The exact FTS5 values for one event; deletes must recompute the very same values."""
     return (*fts_streams(text), scope_token(workspace))
+
+
+def index_texts(event: Event) -> Streams:
+    """Everything an indexed event needs tokenised (done in worker processes when parallel)."""
+    return (
+        *fts_streams(event.text),
+        fuzzy_text(event.kind.value, event.injected, event.text),
+    )
 
 
 def is_indexed(event: Event) -> bool:
@@ -70,11 +79,17 @@ CONVERSATION_KINDS = frozenset({"user", "assistant", "summary"})
 FUZZY_CHARS = 2_000
 
 
-def fuzzy_row(kind: str, injected: bool, text: str, workspace: str) -> tuple[str, str] | None:
-    """The exact `event_fuzzy` values for one indexed event, or None when it is not in it."""
+def fuzzy_text(kind: str, injected: bool, text: str) -> str | None:
+    """The `event_fuzzy` text of one indexed event, or None when it is not in that index."""
     if kind not in CONVERSATION_KINDS or (injected and kind != "summary"):
         return None
-    return normalize(text[:FUZZY_CHARS]), scope_token(workspace)
+    return normalize(text[:FUZZY_CHARS])
+
+
+def fuzzy_row(kind: str, injected: bool, text: str, workspace: str) -> tuple[str, str] | None:
+    """The exact `event_fuzzy` values for one indexed event, or None when it is not in it."""
+    folded = fuzzy_text(kind, injected, text)
+    return None if folded is None else (folded, fuzzy_scope_token(workspace))
 
 
 #: (rowid, text, kind, injected) of an event in the text indexes
@@ -116,8 +131,7 @@ def _read_job(reader: Reader, path: Path, cursor: Cursor) -> _Outcome:
     except OSError as exc:
         return exc
     streams = [
-        [fts_streams(e.text) if is_indexed(e) else None for e in chunk.events]
-        for chunk in result.chunks
+        [index_texts(e) if is_indexed(e) else None for e in chunk.events] for chunk in result.chunks
     ]
     return result, head, streams
 
@@ -528,7 +542,8 @@ class Ingestor:
         scope = scope_token(workspace)
         rows: list[tuple[Any, ...]] = []
         fts: list[tuple[int, str, str, str]] = []
-        fresh: list[_Indexed] = []
+        fuzzy: list[tuple[int, str, str]] = []
+        fuzzy_scope = fuzzy_scope_token(workspace)
         stale: list[_Indexed] = []
         for seq, (event, precomputed) in by_seq.items():
             uid = f"{source}:{event.uid}" if event.uid else None
@@ -560,9 +575,10 @@ class Ingestor:
                 )
             )
             if indexed:
-                body, whole = precomputed or fts_streams(event.text)
+                body, whole, folded = precomputed or index_texts(event)
                 fts.append((rowid, body, whole, scope))
-                fresh.append((rowid, event.text, event.kind.value, int(event.injected)))
+                if folded is not None:
+                    fuzzy.append((rowid, folded, fuzzy_scope))
         if stale:
             self._fts_delete(stale, workspace)
         self.conn.executemany(
@@ -574,8 +590,7 @@ class Ingestor:
             "INSERT INTO event_fts (rowid, body, whole, scope) VALUES (?, ?, ?, ?)", fts
         )
         self.conn.executemany(
-            "INSERT INTO event_fuzzy (rowid, text, scope) VALUES (?, ?, ?)",
-            _fuzzy_rows(fresh, workspace),
+            "INSERT INTO event_fuzzy (rowid, text, scope) VALUES (?, ?, ?)", fuzzy
         )
         return sum(1 for row in rows if row[4] in _INDEXABLE)  # titles are not counted
 

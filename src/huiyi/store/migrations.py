@@ -96,14 +96,17 @@ def m002_fuzzy_and_vectors(conn: sqlite3.Connection) -> None:
     `event_fuzzy` holds the NFKC-folded, lower-cased text of human and assistant messages and
     summaries (not tool traffic: it is large and rarely half-remembered) under FTS5's `trigram`
     tokenizer, so a query with a typo still shares most of its character trigrams with the
-    passage. Contentless like `event_fts`; deletes recompute the text. `vectors` holds one
+    passage. Queries are ORs of single trigrams, so the table keeps no positions
+    (`detail=none`: half the write cost and size); without column filters, the workspace is one
+    trigram of private-use characters in `scope` (`workspace.fuzzy_scope_token`). Contentless
+    like `event_fts`; deletes recompute the text. `vectors` holds one
     float16 embedding per event and model, dropped with its event (a changed text is embedded
     again).
     """
     conn.executescript(
         """
         CREATE VIRTUAL TABLE event_fuzzy USING fts5(
-            text, scope, content='', tokenize='trigram'
+            text, scope, content='', tokenize='trigram', detail=none
         );
         CREATE TABLE vectors (
             event_id INTEGER PRIMARY KEY REFERENCES events(id) ON DELETE CASCADE,
