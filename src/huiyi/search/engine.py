@@ -178,7 +178,10 @@ def search(
     if unknown:
         raise UsageError(f"unknown search layer {unknown[0]!r}; use one of {', '.join(LAYERS)}")
     notes: list[str] = []
-    if query.phrases and wanted != ["lexical"]:
+    # A query that is nothing but quoted phrases asks for exactly those words. Quotes inside a
+    # question ('what did "Dana" say about the move') only make the phrase required lexically;
+    # the other layers still read the whole question (on MemDaily, 50 such questions).
+    if query.phrases and not query.terms and wanted != ["lexical"]:
         wanted = ["lexical"]
         notes.append("an exact phrase was asked for: lexical search only")
     hybrid = len(wanted) > 1

@@ -184,17 +184,15 @@ class Query:
 # in Chinese questions ("我在《三体》里读到的那句话") and must not switch off fuzzy and semantic.
 _QUOTED = re.compile(r'"([^"]+)"')
 
-#: Chinese particles and pronouns: a query bigram holding a particle (`姐是`, `的问`) or made of
-#: two such characters (`我们`) matches everywhere and ranks nothing; dropped from queries only.
-_PARTICLES = frozenset("的了是吗呢吧啊么着过地得")
-_FUNCTION = _PARTICLES | frozenset("我你他她它们这那个和也都就还又在有")
+#: Chinese function characters: a query bigram made of two of them (`我们`, `是不`, `了吗`)
+#: matches everywhere and ranks nothing, so it is dropped from queries (never from the index).
+#: Dropping every bigram that merely holds a particle (`姐是`) was tried and cost MemDaily's
+#: simple_events file 9 points of lexical hit@5; pairs alone lift the whole set 0.749 -> 0.756.
+_FUNCTION = frozenset("的了是吗呢吧啊么着过地得我你他她它们这那个和也都就还又在有")
 
 
 def _content_bigram(bigram: str) -> bool:
-    if len(bigram) < 2:
-        return True
-    a, b = bigram[0], bigram[1]
-    return a not in _PARTICLES and b not in _PARTICLES and not (a in _FUNCTION and b in _FUNCTION)
+    return len(bigram) < 2 or not (bigram[0] in _FUNCTION and bigram[1] in _FUNCTION)
 
 
 def parse_query(query: str) -> Query:
