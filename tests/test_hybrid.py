@@ -145,3 +145,13 @@ def test_fuzzy_candidates_are_scoped_inside_the_index(tmp_path: Path) -> None:
     with make(root, embed=False) as hy:
         hits = hy.search("retry polcy backof", workspace="/w/a", layers=("fuzzy",)).hits
         assert [(h.session_id, h.seq) for h in hits] == [("mine", 0)]
+
+
+def test_a_bare_quoted_phrase_is_exact_but_quotes_inside_a_question_are_not(logs: Path) -> None:
+    with make(logs) as hy:
+        exact = hy.search('"make ship"', workspace="/w/a")
+        assert exact.layers == ["lexical"]
+        assert [h.seq for h in exact.hits] == [1]
+        question = hy.search('which script runs "make ship" before release', workspace="/w/a")
+        assert question.layers == ["lexical", "fuzzy", "semantic"]
+        assert question.hits[0].seq == 1
