@@ -36,6 +36,8 @@ def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
+        # after a checkpoint the WAL shrinks back to this, instead of keeping its largest size
+        conn.execute("PRAGMA journal_size_limit = 33554432")
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA temp_store = MEMORY")
         conn.execute("PRAGMA cache_size = -65536")

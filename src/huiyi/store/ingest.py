@@ -36,7 +36,7 @@ FTS_CHARS = 32_000
 HEAD_BYTES = 1024
 #: Files are written in transactions of about this many events: each file's rows and its new
 #: cursor always commit together, and fewer commits make a first full index much faster.
-COMMIT_EVERY = 5000
+COMMIT_EVERY = 20_000
 VANISHED = "vanished"
 _INDEXABLE = frozenset(k.value for k in TEXT_KINDS)
 
