@@ -190,3 +190,26 @@ def test_reading_in_worker_processes_indexes_exactly_what_one_process_does(
             snapshots.append((report.events, rows, sorted(hits)))
     assert snapshots[0] == snapshots[1]
     assert snapshots[0][0] == 12
+
+
+def test_two_processes_indexing_at_once_wait_for_each_other(isolated_home: Path) -> None:
+    import subprocess
+    import sys
+
+    for n in range(40):
+        dsh.write_session(
+            isolated_home / ".dsh",
+            "/w/a",
+            [[dsh.user(1, f"question {n}"), dsh.assistant(2, f"answer {n}")]],
+            session_id=f"session-{n:08d}-1111-4222-8333-444455556666",
+        )
+    code = "from huiyi import Huiyi; print(Huiyi().index().events)"
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
+    outputs = sorted(int(p.communicate(timeout=120)[0]) for p in procs)
+    assert all(p.returncode == 0 for p in procs)
+    assert outputs == [0, 80]  # one wrote everything, the other waited and found nothing new
+    with Huiyi() as hy:
+        assert hy.conn.execute("SELECT count(*) FROM events").fetchone()[0] == 80
