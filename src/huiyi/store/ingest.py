@@ -121,6 +121,8 @@ _Outcome = _Read | OSError
 #: a first index of at least this many changed files reads and tokenises in worker processes
 PARALLEL_MIN_FILES = 32
 _START_METHODS = multiprocessing.get_all_start_methods()
+#: files handed to the workers at a time (bounds the results waiting to be written)
+WINDOW = 256
 
 
 def _read_job(reader: Reader, path: Path, cursor: Cursor) -> _Outcome:
@@ -153,9 +155,14 @@ def _read_all(reader: Reader, jobs: list[_Job], workers: int | None) -> Iterator
         return
     context = multiprocessing.get_context("fork")
     with context.Pool(workers) as pool:
-        yield from pool.imap(
-            _read_star, ((reader, job.path, job.cursor) for job in jobs), chunksize=4
-        )
+        # `imap` buffers every finished result until it is consumed: when the workers read
+        # faster than this process writes, a big first index would pile up in memory. Windows
+        # of files bound what waits (about WINDOW files' events).
+        for start in range(0, len(jobs), WINDOW):
+            window = jobs[start : start + WINDOW]
+            yield from pool.imap(
+                _read_star, ((reader, job.path, job.cursor) for job in window), chunksize=4
+            )
 
 
 @dataclass(slots=True)
