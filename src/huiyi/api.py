@@ -182,7 +182,7 @@ class Huiyi:
         batch: int = 32,
         max_seconds: float | None = None,
     ) -> int:
-        """Embed conversation events that have no vector yet, newest first; returns how many.
+        """Embed conversation events that have no vector yet, oldest first; returns how many.
 
         The model runs outside the writer lock; each batch is saved under it briefly, so hooks
         and MCP servers keep indexing meanwhile. Stops early after `max_seconds`.

@@ -25,7 +25,7 @@ RRF_K = 5
 WEIGHTS: Mapping[str, float] = {"lexical": 1.0, "fuzzy": 0.6, "semantic": 0.75}
 #: the semantic layer joins a hybrid search only when at least this share of the searched
 #: workspace's conversation is embedded. Measured by fusing with the semantic ranking cut to a
-#: share of the events (10 random draws; and newest first, the order `embed` works in). LoCoMo
+#: share of the events (10 random draws, and newest first; `embed` now works oldest first). LoCoMo
 #: gains from 25% on, golden from 50%; MemDaily hit@5 loses below 70% (0.712 at 25%, 0.733 at
 #: 50%, 0.743 at 60%, random) against 0.750 without the layer, and breaks even at 70% (0.751
 #: random, 0.757 newest). 70% is the lowest share at which no set is worse for the layer.

@@ -21,11 +21,17 @@ _EMBEDDABLE = (
 
 
 def missing(conn: sqlite3.Connection, model: str, *, limit: int) -> list[tuple[int, str]]:
-    """Embeddable events without a vector of `model`, newest first."""
+    """Embeddable events without a vector of `model`, oldest first.
+
+    In id order on purpose: appending at the right end of the table's B-tree fills its pages,
+    while newest-first inserts split pages at the left and left them half empty (135 MB instead
+    of 56 MB for 66k vectors). The semantic layer joins a search only above a coverage gate, so
+    which messages are embedded first hardly matters.
+    """
     return conn.execute(
         f"SELECT e.id, e.text FROM events e LEFT JOIN vectors v ON v.event_id = e.id "
         f"WHERE {_EMBEDDABLE} AND (v.event_id IS NULL OR v.model != ?) "
-        f"ORDER BY e.id DESC LIMIT ?",
+        f"ORDER BY e.id LIMIT ?",
         (model, limit),
     ).fetchall()
 
