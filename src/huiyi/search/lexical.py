@@ -14,7 +14,8 @@ import sqlite3
 from collections.abc import Iterator
 
 from huiyi.store import queries
-from huiyi.text.tokenize import Query, Term
+from huiyi.store.ingest import FTS_CHARS
+from huiyi.text.tokenize import Query, Term, tokens
 from huiyi.workspace import scope_token
 
 
@@ -49,18 +50,57 @@ def match_expression(query: Query, workspace: str | None) -> str | None:
     return expr
 
 
+#: Queries with at least this many units have their first page re-ranked by term coverage
+#: (BM25 x the share of the query's words a passage holds). Measured: golden MRR 0.860 ->
+#: 0.868, LoCoMo hybrid hit@5 0.642 -> 0.647, MemDaily 0.780 -> 0.779. Squaring the share
+#: changed nothing more; also scaling the lexical layer's fusion weight by its best coverage
+#: lifted golden recall@5 to 0.840 but cost MemDaily 0.016, so it was dropped.
+COVERAGE_MIN_UNITS = 3
+#: how many of the best BM25 passages are re-ranked (tokenising them costs ~0.05 ms each)
+RERANKED = 100
+
+
+def _units(query: Query) -> list[tuple[str, ...]]:
+    """What coverage counts: each CJK bigram, and each word or compound (all its parts)."""
+    units: list[tuple[str, ...]] = []
+    for term in query.terms:
+        if term.cjk:
+            units.extend((p,) for p in term.parts)
+        else:
+            units.append(term.parts)
+    return list(dict.fromkeys(units))
+
+
+def _coverage(units: list[tuple[str, ...]], text: str) -> float:
+    present = set(tokens(text[:FTS_CHARS]))
+    return sum(1 for u in units if all(p in present for p in u)) / len(units)
+
+
 def ranked(
     conn: sqlite3.Connection, query: Query, workspace: str | None, *, page: int = 200
 ) -> Iterator[tuple[int, float]]:
-    """(event rowid, score; higher is better) in rank order, fetched page by page."""
+    """(event rowid, score; higher is better) in rank order, fetched page by page.
+
+    OR-ed words let BM25 rank a passage high for one rare word of a long question; on the first
+    page, a passage's score is scaled by the share of the question's words it holds.
+    """
     match = match_expression(query, workspace)
     if match is None:
         return
+    units = _units(query)
     offset = 0
     while True:
         rows = queries.fts_match(conn, match, limit=page, offset=offset)
-        for rowid, bm25 in rows:
-            yield rowid, -bm25
+        scored = [(rowid, -bm25) for rowid, bm25 in rows]
+        if offset == 0 and len(units) >= COVERAGE_MIN_UNITS:
+            head, tail = scored[:RERANKED], scored[RERANKED:]
+            texts = queries.texts_by_rowid(conn, [rowid for rowid, _ in head])
+            head = [
+                (rowid, score * _coverage(units, texts.get(rowid, ""))) for rowid, score in head
+            ]
+            head.sort(key=lambda item: item[1], reverse=True)
+            scored = head + tail
+        yield from scored
         if len(rows) < page:
             return
         offset += page
