@@ -115,3 +115,18 @@ def test_snippet_never_exceeds_the_limit_or_splits_a_surrogate_pair(text: str, w
     assert utf16_len(cut) <= SNIPPET_UNITS
     # a split pair would leave a lone surrogate, which cannot be encoded
     cut.encode("utf-16", "strict")
+
+
+def test_a_passage_holding_all_the_words_outranks_one_rare_word_repeated(tmp_path: Path) -> None:
+    logs = tmp_path / "cover"
+    logs.mkdir()
+    write(
+        logs / "a.log",
+        {"s": "s1", "q": 0, "t": "zymurgy zymurgy zymurgy zymurgy"},
+        {"s": "s1", "q": 1, "t": "the deploy config sets the port and mentions zymurgy once"},
+        *({"s": "s1", "q": 2 + i, "t": f"deploy config port note {i}"} for i in range(20)),
+    )
+    with Huiyi() as hy:
+        hy.index(readers=[LineReader(logs)])
+        hits = hy.search("zymurgy deploy config port", workspace="/w/a", layers=("lexical",))
+    assert hits.hits[0].seq == 1
