@@ -16,7 +16,7 @@ from typing import Any
 
 from huiyi.config import Settings
 from huiyi.sources import default_readers
-from huiyi.store.ingest import fts_row
+from huiyi.store.textindex import fts_row
 
 
 def _size(path: Path) -> int:

@@ -14,7 +14,7 @@ import sqlite3
 from collections.abc import Iterator
 
 from huiyi.store import queries
-from huiyi.store.ingest import FTS_CHARS
+from huiyi.store.textindex import FTS_CHARS
 from huiyi.text.tokenize import Query, Term, tokens
 from huiyi.workspace import scope_token
 

@@ -14,155 +14,34 @@ the text, so a file that disappears only gets `missing = 1`.
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import sqlite3
-import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from huiyi.model import TEXT_KINDS, Event, Kind, SessionUpdate, Surface
+from huiyi.model import Event, Kind, SessionUpdate, Surface
 from huiyi.safety.privacy import is_private_title
 from huiyi.sources.base import Cursor, Reader, ReadResult, SessionChunk
-from huiyi.text.tokenize import index_streams, normalize
+from huiyi.store.reading import Job, Outcome, read_all, read_job, same_head
+from huiyi.store.textindex import (
+    INDEXABLE_KINDS,
+    Indexed,
+    Streams,
+    fts_row,
+    fuzzy_rows,
+    index_texts,
+    is_indexed,
+)
 from huiyi.workspace import fuzzy_scope_token, scope_token, workspace_of
 
-#: How much of one event's text goes into the full-text index (the whole text is stored).
-FTS_CHARS = 32_000
-HEAD_BYTES = 1024
 #: Files are written in transactions of about this many events: each file's rows and its new
 #: cursor always commit together, and fewer commits make a first full index much faster.
 COMMIT_EVERY = 20_000
 VANISHED = "vanished"
-_INDEXABLE = frozenset(k.value for k in TEXT_KINDS)
-
-
-#: what an event puts in the text indexes: `body`, `whole`, and its fuzzy text (or None)
-Streams = tuple[str, str, str | None]
-
-
-def fts_streams(text: str) -> tuple[str, str]:
-    """The `body` and `whole` FTS5 values for one event's text."""
-    return index_streams(text[:FTS_CHARS])
-
-
-def fts_row(text: str, workspace: str) -> tuple[str, str, str]:
-    """The exact FTS5 values for one event; deletes must recompute the very same values."""
-    return (*fts_streams(text), scope_token(workspace))
-
-
-def index_texts(event: Event) -> Streams:
-    """Everything an indexed event needs tokenised (done in worker processes when parallel)."""
-    return (
-        *fts_streams(event.text),
-        fuzzy_text(event.kind.value, event.injected, event.text),
-    )
-
-
-def is_indexed(event: Event) -> bool:
-    """Human and model text, tool traffic and summaries; not host-injected boilerplate."""
-    kind = event.kind.value
-    return (
-        kind in _INDEXABLE
-        and (not event.injected or kind == Kind.SUMMARY.value)
-        and bool(event.text.strip())
-    )
-
-
-#: Kinds in the fuzzy and semantic layers: what people half-remember is what was said.
-CONVERSATION_KINDS = frozenset({"user", "assistant", "summary"})
-#: How much of one message goes into the trigram index.
-FUZZY_CHARS = 2_000
-
-
-def fuzzy_text(kind: str, injected: bool, text: str) -> str | None:
-    """The `event_fuzzy` text of one indexed event, or None when it is not in that index."""
-    if kind not in CONVERSATION_KINDS or (injected and kind != "summary"):
-        return None
-    return normalize(text[:FUZZY_CHARS])
-
-
-def fuzzy_row(kind: str, injected: bool, text: str, workspace: str) -> tuple[str, str] | None:
-    """The exact `event_fuzzy` values for one indexed event, or None when it is not in it."""
-    folded = fuzzy_text(kind, injected, text)
-    return None if folded is None else (folded, fuzzy_scope_token(workspace))
-
-
-#: (rowid, text, kind, injected) of an event in the text indexes
-_Indexed = tuple[int, str, str, int]
-
-
-def _fuzzy_rows(rows: Iterable[_Indexed], workspace: str) -> list[tuple[int, str, str]]:
-    out = []
-    for rowid, text, kind, injected in rows:
-        row = fuzzy_row(kind, bool(injected), text, workspace)
-        if row is not None:
-            out.append((rowid, *row))
-    return out
-
-
-@dataclass(slots=True)
-class _Job:
-    path: Path
-    st: os.stat_result
-    file_id: int | None
-    reset: bool
-    cursor: Cursor
-
-
-#: what reading one file gives: the result, its head bytes and per-chunk FTS streams
-_Read = tuple[ReadResult, bytes, list[list[Streams | None]]]
-_Outcome = _Read | OSError
-
-#: a first index of at least this many changed files reads and tokenises in worker processes
-PARALLEL_MIN_FILES = 32
-_START_METHODS = multiprocessing.get_all_start_methods()
-#: files handed to the workers at a time (bounds the results waiting to be written)
-WINDOW = 256
-
-
-def _read_job(reader: Reader, path: Path, cursor: Cursor) -> _Outcome:
-    """Read and tokenise one file; runs in a worker process for big batches."""
-    try:
-        result = reader.read(path, cursor)
-        head = _read_head(path, result.offset)
-    except OSError as exc:
-        return exc
-    streams = [
-        [index_texts(e) if is_indexed(e) else None for e in chunk.events] for chunk in result.chunks
-    ]
-    return result, head, streams
-
-
-def _read_star(args: tuple[Reader, Path, Cursor]) -> _Outcome:
-    return _read_job(*args)
-
-
-def _read_all(reader: Reader, jobs: list[_Job], workers: int | None) -> Iterator[_Outcome]:
-    """Outcomes in job order: in this process, or in a pool when the batch is big."""
-    if workers is None:
-        workers = min(os.cpu_count() or 1, 4) if len(jobs) >= PARALLEL_MIN_FILES else 0
-    # Only `fork` starts workers without re-running the caller's `__main__` (spawn and
-    # forkserver do, which would break any script that calls `Huiyi().index()` unguarded),
-    # and forking is only safe while this process runs no other thread (the MCP server does).
-    if workers <= 1 or threading.active_count() > 1 or "fork" not in _START_METHODS:
-        for job in jobs:
-            yield _read_job(reader, job.path, job.cursor)
-        return
-    context = multiprocessing.get_context("fork")
-    with context.Pool(workers) as pool:
-        # `imap` buffers every finished result until it is consumed: when the workers read
-        # faster than this process writes, a big first index would pile up in memory. Windows
-        # of files bound what waits (about WINDOW files' events).
-        for start in range(0, len(jobs), WINDOW):
-            window = jobs[start : start + WINDOW]
-            yield from pool.imap(
-                _read_star, ((reader, job.path, job.cursor) for job in window), chunksize=4
-            )
 
 
 @dataclass(slots=True)
@@ -242,7 +121,7 @@ class Ingestor:
         if progress is not None:
             progress(reader.source, total - len(jobs), total)
         for done, (job, outcome) in enumerate(
-            zip(jobs, _read_all(reader, jobs, workers), strict=True), total - len(jobs) + 1
+            zip(jobs, read_all(reader, jobs, workers), strict=True), total - len(jobs) + 1
         ):
             self._write(reader.source, job, outcome, report)
             if progress is not None:
@@ -255,9 +134,9 @@ class Ingestor:
         """Index one file (if it changed) in this process."""
         job = self._plan(reader, path, report)
         if job is not None:
-            self._write(reader.source, job, _read_job(reader, job.path, job.cursor), report)
+            self._write(reader.source, job, read_job(reader, job.path, job.cursor), report)
 
-    def _plan(self, reader: Reader, path: Path, report: SourceReport) -> _Job | None:
+    def _plan(self, reader: Reader, path: Path, report: SourceReport) -> Job | None:
         """Decide whether and from where to read `path`; None when it is unchanged or gone."""
         key = str(path)
         try:
@@ -278,11 +157,11 @@ class Ingestor:
         reset = row is None
         if row is not None:
             offset, head = int(row[4]), bytes(row[5] or b"")
-            reset = row[1] != st.st_ino or st.st_size < offset or not _same_head(path, head)
+            reset = row[1] != st.st_ino or st.st_size < offset or not same_head(path, head)
         cursor = Cursor() if reset else Cursor(offset=int(row[4]), state=json.loads(row[6]))
-        return _Job(path, st, file_id, reset, cursor)
+        return Job(path, st, file_id, reset, cursor)
 
-    def _write(self, source: str, job: _Job, outcome: _Outcome, report: SourceReport) -> None:
+    def _write(self, source: str, job: Job, outcome: Outcome, report: SourceReport) -> None:
         key = str(job.path)
         if isinstance(outcome, OSError):
             if isinstance(outcome, FileNotFoundError):
@@ -408,7 +287,7 @@ class Ingestor:
             )
         return cur.rowcount
 
-    def _fts_delete(self, rows: Iterable[_Indexed], workspace: str) -> None:
+    def _fts_delete(self, rows: Iterable[Indexed], workspace: str) -> None:
         """Remove events' rows from both text indexes (their values are recomputed)."""
         rows = list(rows)
         self.conn.executemany(
@@ -418,7 +297,7 @@ class Ingestor:
         )
         self.conn.executemany(
             "INSERT INTO event_fuzzy (event_fuzzy, rowid, text, scope) VALUES ('delete', ?, ?, ?)",
-            _fuzzy_rows(rows, workspace),
+            fuzzy_rows(rows, workspace),
         )
 
     def _apply_chunk(
@@ -515,7 +394,7 @@ class Ingestor:
         )
         self.conn.executemany(
             "INSERT INTO event_fuzzy (rowid, text, scope) VALUES (?, ?, ?)",
-            _fuzzy_rows(rows, new),
+            fuzzy_rows(rows, new),
         )
 
     def _upsert_events(
@@ -551,7 +430,7 @@ class Ingestor:
         fts: list[tuple[int, str, str, str]] = []
         fuzzy: list[tuple[int, str, str]] = []
         fuzzy_scope = fuzzy_scope_token(workspace)
-        stale: list[_Indexed] = []
+        stale: list[Indexed] = []
         for seq, (event, precomputed) in by_seq.items():
             uid = f"{source}:{event.uid}" if event.uid else None
             if uid is not None and uid in taken:
@@ -599,7 +478,7 @@ class Ingestor:
         self.conn.executemany(
             "INSERT INTO event_fuzzy (rowid, text, scope) VALUES (?, ?, ?)", fuzzy
         )
-        return sum(1 for row in rows if row[4] in _INDEXABLE)  # titles are not counted
+        return sum(1 for row in rows if row[4] in INDEXABLE_KINDS)  # titles are not counted
 
     def _uids_taken_elsewhere(self, sid: int, source: str, events: Iterable[Event]) -> set[str]:
         """uids already indexed under another session or seq (history copied on resume)."""
@@ -635,20 +514,3 @@ class Ingestor:
             "WHERE sid = :sid",
             {"sid": sid, "first": first_user[:200] if first_user else None},
         )
-
-
-def _read_head(path: Path, upto: int) -> bytes:
-    if upto <= 0:
-        return b""
-    with path.open("rb") as fh:
-        return fh.read(min(upto, HEAD_BYTES))
-
-
-def _same_head(path: Path, head: bytes) -> bool:
-    if not head:
-        return True
-    try:
-        with path.open("rb") as fh:
-            return fh.read(len(head)) == head
-    except OSError:
-        return False

@@ -125,7 +125,7 @@ def m002_fuzzy_and_vectors(conn: sqlite3.Connection) -> None:
         "SELECT e.id, e.kind, e.injected, e.text, s.workspace FROM events e "
         "JOIN sessions s ON s.sid = e.sid WHERE e.indexed = 1"
     ).fetchall()
-    from huiyi.store.ingest import fuzzy_row
+    from huiyi.store.textindex import fuzzy_row
 
     conn.executemany(
         "INSERT INTO event_fuzzy (rowid, text, scope) VALUES (?, ?, ?)",

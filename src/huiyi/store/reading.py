@@ -1,0 +1,99 @@
+"""Reading changed log files, in this process or in worker processes for a big first index.
+
+The writer is SQLite's single connection; everything before it (decompressing, parsing,
+tokenising) can run elsewhere. `read_all` yields each file's `Outcome` in order, from a pool of
+forked workers when many files changed, else inline. Fork only: spawn and forkserver re-run
+the caller's `__main__`, and forking is only safe while the process runs no other thread.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from huiyi.sources.base import Cursor, Reader, ReadResult
+from huiyi.store.textindex import Streams, index_texts, is_indexed
+
+#: how many of a file's first bytes are remembered to notice that it was replaced
+HEAD_BYTES = 1024
+
+
+@dataclass(slots=True)
+class Job:
+    path: Path
+    st: os.stat_result
+    file_id: int | None
+    reset: bool
+    cursor: Cursor
+
+
+#: what reading one file gives: the result, its head bytes and per-chunk FTS streams
+Read = tuple[ReadResult, bytes, list[list[Streams | None]]]
+Outcome = Read | OSError
+
+#: a first index of at least this many changed files reads and tokenises in worker processes
+PARALLEL_MIN_FILES = 32
+_START_METHODS = multiprocessing.get_all_start_methods()
+#: files handed to the workers at a time (bounds the results waiting to be written)
+WINDOW = 256
+
+
+def read_job(reader: Reader, path: Path, cursor: Cursor) -> Outcome:
+    """Read and tokenise one file; runs in a worker process for big batches."""
+    try:
+        result = reader.read(path, cursor)
+        head = read_head(path, result.offset)
+    except OSError as exc:
+        return exc
+    streams = [
+        [index_texts(e) if is_indexed(e) else None for e in chunk.events] for chunk in result.chunks
+    ]
+    return result, head, streams
+
+
+def _read_star(args: tuple[Reader, Path, Cursor]) -> Outcome:
+    return read_job(*args)
+
+
+def read_all(reader: Reader, jobs: list[Job], workers: int | None) -> Iterator[Outcome]:
+    """Outcomes in job order: in this process, or in a pool when the batch is big."""
+    if workers is None:
+        workers = min(os.cpu_count() or 1, 4) if len(jobs) >= PARALLEL_MIN_FILES else 0
+    # Only `fork` starts workers without re-running the caller's `__main__` (spawn and
+    # forkserver do, which would break any script that calls `Huiyi().index()` unguarded),
+    # and forking is only safe while this process runs no other thread (the MCP server does).
+    if workers <= 1 or threading.active_count() > 1 or "fork" not in _START_METHODS:
+        for job in jobs:
+            yield read_job(reader, job.path, job.cursor)
+        return
+    context = multiprocessing.get_context("fork")
+    with context.Pool(workers) as pool:
+        # `imap` buffers every finished result until it is consumed: when the workers read
+        # faster than this process writes, a big first index would pile up in memory. Windows
+        # of files bound what waits (about WINDOW files' events).
+        for start in range(0, len(jobs), WINDOW):
+            window = jobs[start : start + WINDOW]
+            yield from pool.imap(
+                _read_star, ((reader, job.path, job.cursor) for job in window), chunksize=4
+            )
+
+
+def read_head(path: Path, upto: int) -> bytes:
+    if upto <= 0:
+        return b""
+    with path.open("rb") as fh:
+        return fh.read(min(upto, HEAD_BYTES))
+
+
+def same_head(path: Path, head: bytes) -> bool:
+    if not head:
+        return True
+    try:
+        with path.open("rb") as fh:
+            return fh.read(len(head)) == head
+    except OSError:
+        return False
