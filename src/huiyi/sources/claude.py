@@ -168,10 +168,10 @@ class _Transcript:
             "reply": reply,
         }
 
-    def chunk(self) -> SessionChunk | None:
-        """This read's news, or None when there is none worth a session row yet."""
+    def chunks(self) -> list[SessionChunk]:
+        """This read's news: none until there is something worth a session row."""
         if not self.events and self.shadow_before is None and not (self.touched and self.cwd):
-            return None
+            return []
         update = SessionUpdate(
             id=self.session_id,
             source=ClaudeReader.source,
@@ -183,7 +183,7 @@ class _Transcript:
             is_subagent=self.subagent_file or self.sidechain,
         )
         events = [self.events[seq] for seq in sorted(self.events)]
-        return SessionChunk(session=update, events=events, shadow_before=self.shadow_before)
+        return [SessionChunk(session=update, events=events, shadow_before=self.shadow_before)]
 
     # -- records ---------------------------------------------------------------------------
 

@@ -146,9 +146,9 @@ class _Rollout:
             "calls": self.calls,
         }
 
-    def chunk(self) -> SessionChunk | None:
+    def chunks(self) -> list[SessionChunk]:
         if self.session_id is None or not (self.events or self.touched):
-            return None
+            return []
         update = SessionUpdate(
             id=self.session_id,
             source=CodexReader.source,
@@ -157,7 +157,7 @@ class _Rollout:
             updated=self.updated,
             is_subagent=self.subagent,
         )
-        return SessionChunk(session=update, events=self.events, shadow_before=self.shadow_before)
+        return [SessionChunk(session=update, events=self.events, shadow_before=self.shadow_before)]
 
     # -- records ---------------------------------------------------------------------------
 

@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 
 from huiyi.model import Event, Kind, SessionUpdate, Surface
 from huiyi.sources.base import BAD_RECORD, UNKNOWN_TYPE, Cursor, ReadResult, SessionChunk
-from huiyi.sources.jsonl import JsonLines, as_str, clean_text, parse_time
+from huiyi.sources.jsonl import as_str, clean_text, parse_time, read_session_file
 
 #: role -> (kind, injected by default)
 ROLES: dict[str, tuple[Kind, bool]] = {
@@ -65,15 +65,7 @@ class GenericReader:
                         yield Path(dirpath) / name
 
     def read(self, path: Path, cursor: Cursor) -> ReadResult:
-        result = ReadResult(offset=cursor.offset)
-        log = _Log(path, cursor.state, result.skipped)
-        lines = JsonLines(path, cursor.offset, result.skipped)
-        for record in lines:
-            log.feed(record)
-        result.offset = lines.offset
-        result.state = log.state()
-        result.chunks = [acc.chunk() for acc in log.news.values()]
-        return result
+        return read_session_file(path, cursor, _Log)
 
 
 def default_session_id(path: Path) -> str:
@@ -121,6 +113,9 @@ class _Log:
         return {"sessions": self.next_seq, "current": self.current, "time": self.last_time}
 
     # -- records ---------------------------------------------------------------------------
+
+    def chunks(self) -> list[SessionChunk]:
+        return [acc.chunk() for acc in self.news.values()]
 
     def feed(self, record: dict[str, Any]) -> None:
         rtype = record.get("type", "message")

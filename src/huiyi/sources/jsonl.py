@@ -159,13 +159,13 @@ def remember(mapping: MutableMapping[str, Any], key: str, value: Any, limit: int
 
 
 class SessionFold(Protocol):
-    """What one file's records build up: one session, carried between reads in `state`."""
+    """What one file's records build up (its sessions), carried between reads in `state`."""
 
     def feed(self, record: dict[str, Any]) -> None: ...
 
     def state(self) -> dict[str, Any]: ...
 
-    def chunk(self) -> SessionChunk | None: ...
+    def chunks(self) -> list[SessionChunk]: ...
 
 
 def read_session_file(
@@ -173,7 +173,7 @@ def read_session_file(
     cursor: Cursor,
     fold: Callable[[Path, dict[str, Any], Counter[str]], SessionFold],
 ) -> ReadResult:
-    """Feed a one-session JSONL file's new records through `fold` (Claude, Codex)."""
+    """Feed a JSONL log's new records through `fold` (Claude, Codex, generic)."""
     result = ReadResult(offset=cursor.offset)
     session = fold(path, cursor.state, result.skipped)
     lines = JsonLines(path, cursor.offset, result.skipped)
@@ -181,7 +181,5 @@ def read_session_file(
         session.feed(record)
     result.offset = lines.offset
     result.state = session.state()
-    chunk = session.chunk()
-    if chunk is not None:
-        result.chunks.append(chunk)
+    result.chunks = session.chunks()
     return result
