@@ -51,17 +51,16 @@ def test_every_setting_is_in_the_readme() -> None:
 
 def test_the_public_api_is_what_all_lists() -> None:
     assert sorted(huiyi.__all__) == [
+        "BusyError",
         "Event",
         "Hit",
         "Huiyi",
         "HuiyiError",
-        "IndexBusyError",
         "IndexReport",
         "Kind",
         "NotFoundError",
         "SearchResult",
         "Session",
-        "SourceError",
         "StoreError",
         "Surface",
         "UsageError",

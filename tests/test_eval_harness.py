@@ -12,7 +12,7 @@ from huiyi.errors import UsageError
 from huiyi.eval.datasets import EvalEvent, EvalQuery, EvalSession, EvalSet
 from huiyi.eval.harness import (
     LAYERS,
-    EvalSetupError,
+    EvalError,
     evaluate_set,
     limit_queries,
     parse_layers,
@@ -129,7 +129,7 @@ def test_layer_names_are_checked() -> None:
 def test_a_relative_cwd_is_refused_instead_of_scoring_empty_rankings() -> None:
     relative = EvalSet("rel", [session("r1", "code/shop", "回滚")], [])
     relative.queries.append(EvalQuery("q", "回滚", ("r1:1",), "code/shop"))
-    with pytest.raises(EvalSetupError, match=r"'code/shop' .* holds 0 sessions"):
+    with pytest.raises(EvalError, match=r"'code/shop' .* holds 0 sessions"):
         evaluate_set(relative, layers=("lexical",))
 
 

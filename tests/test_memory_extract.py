@@ -15,8 +15,9 @@ from click.testing import CliRunner
 
 from huiyi.cli_memory import memory as memory_cli
 from huiyi.config import Settings
+from huiyi.errors import ExtractionError
 from huiyi.memory import Memory, MemoryConfig
-from huiyi.memory.extract import ExtractConfig, ExtractionError, Extractor
+from huiyi.memory.extract import ExtractConfig, Extractor
 
 WS = "/work/projects/shop"
 GITHUB_TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 from huiyi.api import Huiyi, IndexReport
 from huiyi.errors import (
+    BusyError,
     HuiyiError,
-    IndexBusyError,
     NotFoundError,
-    SourceError,
     StoreError,
     UsageError,
 )
@@ -18,17 +17,16 @@ from huiyi.model import Event, Hit, Kind, Session, Surface
 from huiyi.search.engine import SearchResult
 
 __all__ = [
+    "BusyError",
     "Event",
     "Hit",
     "Huiyi",
     "HuiyiError",
-    "IndexBusyError",
     "IndexReport",
     "Kind",
     "NotFoundError",
     "SearchResult",
     "Session",
-    "SourceError",
     "StoreError",
     "Surface",
     "UsageError",

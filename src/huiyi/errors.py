@@ -2,12 +2,17 @@
 
     HuiyiError                 anything huiyi reports to a person or an agent
     ├── UsageError             a bad argument; the message says what to pass instead
+    │   └── SettingsError      a bad HUIYI_* value; the message names it and the allowed range
     ├── NotFoundError          unknown, private or out-of-scope ids (one message for all three)
-    ├── IndexBusyError         another process holds the index writer lock for too long
-    ├── SourceError            a log file or sources root that cannot be read
-    └── StoreError             the index database is unusable (corrupt, newer schema)
+    ├── BusyError              another process held a lock (index writer, memory store) too long
+    ├── StoreError             the index database is unusable (corrupt, newer schema)
+    ├── EmbeddingError         the embedding model cannot be loaded or did not answer
+    ├── ExtractionError        the memory extraction endpoint failed or answered nonsense
+    └── EvalError              an evaluation could not be set up honestly
+        └── LayerUnavailable   one search layer could not run for an evaluation
 
-Entry points turn these into clean messages; anything else is a bug and fails loudly.
+Entry points turn these into clean messages, each kind with its own exit code (`EXIT_CODES`);
+anything else is a bug and fails loudly.
 """
 
 from __future__ import annotations
@@ -21,17 +26,54 @@ class UsageError(HuiyiError):
     """A bad argument: the message says what to do instead."""
 
 
+class SettingsError(UsageError):
+    """A setting (environment variable or config value) out of its allowed range."""
+
+
 class NotFoundError(HuiyiError):
     """An id that does not exist, is private, or lies outside the workspace."""
 
 
-class IndexBusyError(HuiyiError):
-    """Another process kept the single-writer lock longer than we were willing to wait."""
-
-
-class SourceError(HuiyiError):
-    """A log file or a sources root that cannot be read."""
+class BusyError(HuiyiError):
+    """Another process kept a lock (the index writer, a memory store) longer than we waited."""
 
 
 class StoreError(HuiyiError):
     """The index database cannot be used."""
+
+
+class EmbeddingError(HuiyiError):
+    """The embedder could not be loaded or did not answer."""
+
+
+class ExtractionError(HuiyiError):
+    """The memory extraction endpoint failed or answered something unusable."""
+
+
+class EvalError(HuiyiError):
+    """An evaluation that cannot be run honestly (a scope bug, an index that failed)."""
+
+
+class LayerUnavailable(EvalError):
+    """One search layer did not run, so an evaluation of it would be meaningless."""
+
+
+#: The CLI's exit status for each kind (the most specific class wins); documented in the README.
+EXIT_CODES: dict[type[HuiyiError], int] = {
+    UsageError: 2,
+    NotFoundError: 3,
+    BusyError: 4,
+    StoreError: 5,
+    EmbeddingError: 6,
+    ExtractionError: 6,
+    EvalError: 7,
+    HuiyiError: 1,
+}
+
+
+def exit_code(exc: HuiyiError) -> int:
+    """The exit status for `exc`: that of its nearest class in `EXIT_CODES`."""
+    for cls in type(exc).__mro__:
+        if cls in EXIT_CODES:
+            return EXIT_CODES[cls]
+    return 1

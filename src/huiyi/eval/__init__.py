@@ -20,18 +20,18 @@ from huiyi.eval.datasets import (
     load_memdaily,
     to_generic_jsonl,
 )
-from huiyi.eval.harness import LAYERS, EvalSetupError, evaluate_set, limit_queries
+from huiyi.eval.harness import LAYERS, EvalError, evaluate_set, limit_queries
 from huiyi.eval.metrics import METRICS, Scores, evaluate
 from huiyi.eval.runner import LayerRun, Report, SearchFn, run
 
 __all__ = [
     "LAYERS",
     "METRICS",
+    "EvalError",
     "EvalEvent",
     "EvalQuery",
     "EvalSession",
     "EvalSet",
-    "EvalSetupError",
     "LayerRun",
     "Report",
     "Scores",

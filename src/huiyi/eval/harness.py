@@ -7,7 +7,7 @@ directly:
    HUIYI_HOME through `Huiyi.index(jsonl=...)`, the same path a user's import takes;
 2. the index is checked against the set: every workspace a query names must resolve
    (`Huiyi.resolve_workspace`) to exactly the sessions whose `cwd` it is, with all their
-   events, or the numbers would score a scope bug instead of a ranking (`EvalSetupError`);
+   events, or the numbers would score a scope bug instead of a ranking (`EvalError`);
 3. when a semantic or hybrid layer is asked for, the missing vectors are computed with the
    configured embedder (`Huiyi.embed`), reporting progress; an embedder that fails is noted,
    and the layers that need it then fail query by query instead of stopping the run;
@@ -33,7 +33,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from huiyi.errors import HuiyiError, UsageError
+from huiyi.errors import EvalError, HuiyiError, LayerUnavailable, UsageError
 from huiyi.eval.datasets import EvalQuery, EvalSet, event_id, to_generic_jsonl
 from huiyi.eval.runner import DEPTH, LayerRun, Report, run
 
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BASELINE",
     "LAYERS",
-    "EvalSetupError",
+    "EvalError",
     "LayerSearch",
     "LayerUnavailable",
     "evaluate_set",
@@ -60,14 +60,6 @@ BASELINE = "bm25"
 NEEDS_VECTORS = frozenset({"semantic", "hybrid"})
 
 Progress = Callable[[str], None]
-
-
-class EvalSetupError(HuiyiError):
-    """The temporary index does not hold the set as written (a scope or ingestion mismatch)."""
-
-
-class LayerUnavailable(HuiyiError):
-    """A single-layer search came back without that layer having run."""
 
 
 def parse_layers(choice: str) -> tuple[str, ...]:
@@ -161,7 +153,7 @@ def _check_index(hy: Huiyi, evalset: EvalSet) -> int:
         resolved = hy.resolve_workspace(cwd)
         other = owners.setdefault(resolved, cwd)
         if other != cwd:
-            raise EvalSetupError(
+            raise EvalError(
                 f"the cwds {other!r} and {cwd!r} both resolve to workspace {resolved!r} (a git "
                 "repository above them?), so their queries would search each other's sessions"
             )
@@ -172,7 +164,7 @@ def _check_index(hy: Huiyi, evalset: EvalSet) -> int:
         if indexed.keys() != expected.keys():
             lost = sorted(expected.keys() - indexed.keys())
             extra = sorted(indexed.keys() - expected.keys())
-            raise EvalSetupError(
+            raise EvalError(
                 f"workspace {cwd!r} (resolved: {hy.resolve_workspace(cwd)!r}) holds "
                 f"{len(indexed)} sessions in the index instead of the set's {len(expected)}"
                 + (f"; missing {lost[:3]}" if lost else "")
@@ -252,7 +244,7 @@ def evaluate_set(
             report = hy.index(jsonl=[export])
             errors = [e for r in report.sources.values() for e in r.errors]
             if errors:
-                raise EvalSetupError(f"indexing the exported set failed: {errors[0]}")
+                raise EvalError(f"indexing the exported set failed: {errors[0]}")
             info["events"] = sum(len(s.events) for s in evalset.sessions)
             info["events_not_indexed"] = _check_index(hy, evalset)
             no_vectors: str | None = None

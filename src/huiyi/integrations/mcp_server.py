@@ -47,7 +47,7 @@ from mcp.types import (
 )
 from pydantic import Field, ValidationError
 
-from huiyi.errors import HuiyiError, IndexBusyError
+from huiyi.errors import BusyError, HuiyiError
 from huiyi.integrations.context import CallerFinder
 from huiyi.recall.tools import (
     EXPAND_MAX,
@@ -321,7 +321,7 @@ class HuiyiMCP:
     def refresh(self) -> None:
         """Read what is new in the logs; skip when another process holds the writer lock."""
         # someone else indexing right now is no failure: answer from what is indexed
-        with contextlib.suppress(IndexBusyError):
+        with contextlib.suppress(BusyError):
             self.hy.index(lock_timeout=self.index_lock_seconds)
 
     async def recall(

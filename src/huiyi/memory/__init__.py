@@ -18,12 +18,10 @@ from huiyi.memory.config import MemoryConfig, Target, find_workspace
 from huiyi.memory.facade import Memory, SearchResult
 from huiyi.memory.ops import Operation, Outcome
 from huiyi.memory.search import MemoryHit
-from huiyi.memory.store import MemoryBusyError
 from huiyi.memory.tools import memory_search_tool, memory_tool
 
 __all__ = [
     "Memory",
-    "MemoryBusyError",
     "MemoryConfig",
     "MemoryHit",
     "Operation",

@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from huiyi.errors import HuiyiError
+from huiyi.errors import ExtractionError
 from huiyi.memory.config import Target
 from huiyi.memory.facade import Memory
 from huiyi.memory.ops import Outcome
@@ -62,10 +62,6 @@ of that entry and "content" the whole new entry;
 - "skip": already known or not worth keeping.
 Reply with JSON only: {"facts": [{"action": "write|merge|skip", "target": "user|memory", \
 "content": "...", "merge_with": "...", "reason": "..."}]}"""
-
-
-class ExtractionError(HuiyiError):
-    """The extraction endpoint could not be reached or answered something unusable."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,7 +36,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Generic, TypeVar
 
-from huiyi.errors import HuiyiError
+from huiyi.errors import BusyError
+from huiyi.lock import file_lock
 from huiyi.memory.config import StorePaths, Target
 
 SEPARATOR = "§"
@@ -48,10 +49,6 @@ DAY_MS = 86_400_000
 LOCK_TIMEOUT_S = 15.0
 
 R = TypeVar("R")
-
-
-class MemoryBusyError(HuiyiError):
-    """Another process held a memory store's lock for longer than we were willing to wait."""
 
 
 def parse_entries(text: str) -> list[str]:
@@ -228,7 +225,9 @@ class Store:
     @contextlib.contextmanager
     def locked(self, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
         self.ensure_dir()
-        with file_lock(self.paths.lock, timeout):
+        with file_lock(
+            self.paths.lock, timeout=timeout, what=f"the {self.target.value} memory store"
+        ):
             yield
 
     def write(self, change: Change) -> None:
@@ -297,45 +296,6 @@ def atomic_write(path: Path, data: bytes) -> None:
             os.close(dir_fd)
 
 
-@contextlib.contextmanager
-def file_lock(path: Path, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
-    """An exclusive lock held across processes for the duration of the block."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        deadline = time.monotonic() + timeout
-        while not _try_lock(fd):
-            if time.monotonic() > deadline:
-                raise MemoryBusyError(
-                    f"another process has held {path} for over {timeout:.0f} s; "
-                    "try again, or check for a stuck huiyi process"
-                )
-            time.sleep(0.002)
-        yield
-    finally:
-        os.close(fd)  # closing the descriptor releases the lock
-
-
-if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
-    import msvcrt
-
-    def _try_lock(fd: int) -> bool:
-        try:
-            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
-        except OSError:
-            return False
-        return True
-
-else:
-    import fcntl
-
-    def _try_lock(fd: int) -> bool:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False
-        return True
-
-
 #: Test seam: called after the files were read and before the plan is written.
 AfterRead = Callable[[], None]
 
@@ -370,4 +330,4 @@ def transact(
                 if change is not None:
                     store.write(change)
             return planned.result
-    raise MemoryBusyError("the memory files kept changing while we tried to write; try again")
+    raise BusyError("the memory files kept changing while we tried to write; try again")

@@ -13,12 +13,11 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from huiyi.errors import UsageError
+from huiyi.errors import BusyError, UsageError
 from huiyi.memory.config import parse_target
 from huiyi.memory.facade import Memory
 from huiyi.memory.ops import Operation, Outcome
 from huiyi.memory.render import shown_entry
-from huiyi.memory.store import MemoryBusyError
 
 #: Refused attempts in one session after which the model is told to stop.
 STOP_AFTER = 3
@@ -109,7 +108,7 @@ def memory_tool(
         outcome = mem.apply(parsed)
     except UsageError as exc:
         outcome = Outcome(False, f"refused: {exc}", reason="bad_argument")
-    except MemoryBusyError as exc:
+    except BusyError as exc:
         outcome = Outcome(False, f"not saved: {exc}", reason="busy")
     if outcome.ok:
         return outcome.message

@@ -45,7 +45,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from huiyi.errors import HuiyiError, UsageError
+from huiyi.errors import EmbeddingError, UsageError
 
 __all__ = [
     "Embedder",
@@ -64,11 +64,6 @@ Vectors = npt.NDArray[np.float32]
 #: Latin or 500 CJK characters; longer tool output would only be averaged over windows (which
 #: blurs it) and cost time linear in its length.
 DEFAULT_MAX_CHARS = 2000
-
-
-class EmbeddingError(HuiyiError):
-    """An embedder that cannot produce vectors: a missing package, an unreachable endpoint, a
-    malformed reply. The semantic layer drops out on this error; lexical search goes on."""
 
 
 class Embedder(Protocol):

@@ -8,14 +8,13 @@ so a long ingestion never fails another writer with "database is locked": it wai
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import sqlite3
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from huiyi.errors import IndexBusyError, StoreError
+from huiyi.errors import StoreError
+from huiyi.lock import file_lock
 from huiyi.store import migrations
 
 BUSY_TIMEOUT_MS = 10_000
@@ -54,24 +53,5 @@ def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
 @contextlib.contextmanager
 def writer_lock(lock_path: Path, *, timeout: float = 120.0) -> Iterator[None]:
     """Hold the index's single-writer lock; wait up to `timeout` seconds for it."""
-    lock_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise IndexBusyError(
-                        f"another huiyi process has been writing the index for over "
-                        f"{timeout:.0f} s; try again when it finishes"
-                    ) from None
-                time.sleep(0.05)
-        try:
-            yield
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
+    with file_lock(lock_path, timeout=timeout, what="the index writer lock"):
+        yield
