@@ -36,7 +36,8 @@ class HuiyiClickError(click.ClickException):
 
     def __init__(self, exc: HuiyiError) -> None:
         super().__init__(safe(str(exc)))
-        self.exit_code = exit_code(exc)
+        # click declares exit_code as a class constant; each instance carries its own kind
+        self.exit_code = exit_code(exc)  # type: ignore[misc]
 
 
 @contextmanager
