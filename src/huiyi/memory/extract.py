@@ -3,7 +3,8 @@
 Off unless a key is configured (`DEEPSEEK_API_KEY`, or `HUIYI_EXTRACT_API_KEY` for another
 provider); the endpoint is DeepSeek's by default and can be changed with
 `HUIYI_EXTRACT_BASE_URL` and `HUIYI_EXTRACT_MODEL`. It speaks the plain chat-completions shape
-over `urllib`, so any compatible server works (a local one included) and no SDK is needed.
+through `huiyi.openai_http`, so any compatible server works (a local one included) and no SDK
+is needed.
 
 One run reads the recent human-assistant text of the workspace (given by the caller as
 `(role, text)` pairs), shows the model both stores, and asks for at most 2 facts, each with a
@@ -24,8 +25,6 @@ import os
 import re
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +33,7 @@ from huiyi.errors import ExtractionError
 from huiyi.memory.config import Target
 from huiyi.memory.facade import Memory
 from huiyi.memory.ops import Outcome
+from huiyi.openai_http import EndpointError, post_json
 
 DEFAULT_BASE_URL = "https://api.deepseek.com"
 DEFAULT_MODEL = "deepseek-chat"
@@ -206,41 +206,29 @@ def build_messages(
 
 def call_chat(config: ExtractConfig, messages: list[dict[str, str]]) -> str:
     """POST to `<base_url>/chat/completions` and return the first choice's content."""
-    body = json.dumps(
-        {
-            "model": config.model,
-            "messages": messages,
-            "temperature": 0,
-            "max_tokens": 800,
-            "response_format": {"type": "json_object"},
-        }
-    ).encode("utf-8")
-    request = urllib.request.Request(
-        config.base_url.rstrip("/") + "/chat/completions",
-        data=body,
-        method="POST",
-        headers={
-            "Content-Type": "application/json",
-            "Accept": "application/json",
-            "Authorization": f"Bearer {config.api_key}",
-            "User-Agent": "huiyi-memory-extract",
-        },
-    )
+    body = {
+        "model": config.model,
+        "messages": messages,
+        "temperature": 0,
+        "max_tokens": 800,
+        "response_format": {"type": "json_object"},
+    }
     try:
-        with urllib.request.urlopen(request, timeout=config.timeout_s) as response:
-            payload = json.loads(response.read().decode("utf-8"))
-    except urllib.error.HTTPError as exc:
-        raise ExtractionError(
-            f"the extraction endpoint {config.base_url} answered HTTP {exc.code}; "
-            "check HUIYI_EXTRACT_BASE_URL, the model name and the API key"
-        ) from None
-    except (urllib.error.URLError, TimeoutError, OSError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise ExtractionError(
-            f"cannot reach the extraction endpoint {config.base_url}: {reason}"
-        ) from None
-    except ValueError:
-        raise ExtractionError(f"{config.base_url} did not answer JSON") from None
+        payload: Any = post_json(
+            config.base_url.rstrip("/") + "/chat/completions",
+            body,
+            api_key=config.api_key,
+            timeout=config.timeout_s,
+            what="the extraction endpoint",
+            user_agent="huiyi-memory-extract",
+        )
+    except EndpointError as exc:
+        hint = (
+            "; check HUIYI_EXTRACT_BASE_URL, the model name and the API key"
+            if exc.problem == "http"
+            else ""
+        )
+        raise ExtractionError(f"{exc}{hint}") from None
     try:
         content = payload["choices"][0]["message"]["content"]
     except (KeyError, IndexError, TypeError):

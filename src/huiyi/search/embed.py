@@ -13,7 +13,7 @@ Providers:
   itself. The model loads on first use, never on import, so `import huiyi` and the MCP handshake
   stay fast; one lock serialises calls because ctypes releases the GIL.
 * `OpenAIEmbedder` - any OpenAI-compatible `/v1/embeddings` endpoint (a local Ollama, a hosted
-  API), spoken with `urllib` so it adds no dependency.
+  API), spoken through `huiyi.openai_http` (plain `urllib`), so it adds no dependency.
 * `HubEmbedder` - sentence-transformers for users with network; imported lazily, optional.
 * `FakeEmbedder` - deterministic hashed character n-grams for tests: texts that share n-grams
   are closer, the same text always gives the same vector, and nothing is loaded.
@@ -32,13 +32,10 @@ from __future__ import annotations
 import base64
 import hashlib
 import importlib
-import json
 import os
 import threading
 import unicodedata
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -46,6 +43,7 @@ import numpy as np
 import numpy.typing as npt
 
 from huiyi.errors import EmbeddingError, UsageError
+from huiyi.openai_http import EndpointError, post_json
 
 __all__ = [
     "Embedder",
@@ -254,28 +252,19 @@ class OpenAIEmbedder:
         return self._dim
 
     def _request(self, texts: list[str]) -> Vectors:
-        body = json.dumps({"model": self.model, "input": texts, "encoding_format": "float"})
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        request = urllib.request.Request(
-            self.url, data=body.encode("utf-8"), headers=headers, method="POST"
-        )
+        body = {"model": self.model, "input": texts, "encoding_format": "float"}
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                payload = json.loads(response.read().decode("utf-8"))
-        except urllib.error.HTTPError as exc:
-            detail = exc.read(300).decode("utf-8", "replace").strip()
-            raise EmbeddingError(
-                f"embedding endpoint {self.url} answered HTTP {exc.code}: {detail or exc.reason}"
-            ) from exc
-        except (urllib.error.URLError, TimeoutError, OSError) as exc:
-            reason = getattr(exc, "reason", exc)
-            raise EmbeddingError(
-                f"cannot reach embedding endpoint {self.url} ({reason}); is the server running?"
-            ) from exc
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise EmbeddingError(f"embedding endpoint {self.url} did not return JSON") from exc
+            payload = post_json(
+                self.url,
+                body,
+                api_key=self.api_key,
+                timeout=self.timeout,
+                what="embedding endpoint",
+                user_agent="huiyi-embed",
+            )
+        except EndpointError as exc:
+            hint = "; is the server running?" if exc.problem == "unreachable" else ""
+            raise EmbeddingError(f"{exc}{hint}") from None
         return self._parse(payload, len(texts))
 
     def _parse(self, payload: object, expected: int) -> Vectors:
