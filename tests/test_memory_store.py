@@ -14,7 +14,7 @@ import pytest
 
 import huiyi
 from huiyi.config import Settings
-from huiyi.errors import UsageError
+from huiyi.errors import SettingsError
 from huiyi.memory import Memory, MemoryConfig, Operation, Target
 from huiyi.memory.store import format_entries, parse_entries, usage_of
 
@@ -161,13 +161,16 @@ def test_an_entry_longer_than_the_limit_blocks_replace_and_remove() -> None:
     assert list(mem.store("memory").paths.backups.iterdir())
 
 
-def test_limits_and_archive_age_come_from_the_environment(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_limits_and_archive_age_come_from_the_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HUIYI_MEMORY_USER_LIMIT", "500")
     monkeypatch.setenv("HUIYI_MEMORY_LIMIT", "3,000")
     monkeypatch.setenv("HUIYI_MEMORY_ARCHIVE_DAYS", "0")
-    assert MemoryConfig.from_env() == MemoryConfig(500, 3000, 0)
+    mem = Memory(Settings.from_env(), WS)
+    mem.add("user", "Name: Lin.")
+    mem.add("memory", "Use pnpm.")
+    rendered = mem.render()
+    assert "[2% — 10/500 chars]" in rendered and "[0% — 9/3,000 chars]" in rendered
+    assert mem.config.archive_days == 0
     monkeypatch.setenv("HUIYI_MEMORY_LIMIT", "lots")
-    with pytest.raises(UsageError, match="HUIYI_MEMORY_LIMIT must be a whole number"):
-        MemoryConfig.from_env()
+    with pytest.raises(SettingsError, match="HUIYI_MEMORY_LIMIT must be a whole number"):
+        Settings.from_env()

@@ -216,7 +216,7 @@ class Huiyi:
 
     def resolve_workspace(self, workspace: str | Path | None = None) -> str:
         """An explicit directory, else HUIYI_WORKSPACE, else the current directory's."""
-        chosen = workspace or os.environ.get("HUIYI_WORKSPACE", "").strip() or os.getcwd()
+        chosen = workspace or self.settings.workspace or os.getcwd()
         return workspace_of(os.path.abspath(os.path.expanduser(str(chosen))))
 
     def _workspace(self, workspace: str | Path | None, all_workspaces: bool) -> str | None:

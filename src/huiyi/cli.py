@@ -53,7 +53,8 @@ def clean_errors() -> Iterator[None]:
 @click.pass_context
 def main(ctx: click.Context) -> None:
     """huiyi (回忆): local memory and recall over your coding agents' session logs."""
-    ctx.obj = Huiyi()
+    with clean_errors():  # a bad HUIYI_* setting is a usage error (exit 2), not a traceback
+        ctx.obj = Huiyi()
     ctx.call_on_close(ctx.obj.close)
 
 

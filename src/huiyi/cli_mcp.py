@@ -74,7 +74,7 @@ def mcp(hy: Huiyi, http: str | None, workspace: str | None, server_name: str) ->
     address = parse_http(http) if http is not None else None
     how = "--workspace"
     if workspace is None:
-        workspace = os.environ.get("HUIYI_WORKSPACE", "").strip() or None
+        workspace = hy.settings.workspace
         how = "HUIYI_WORKSPACE"
         if workspace is not None and not os.path.isdir(os.path.expanduser(workspace)):
             raise click.UsageError(f"HUIYI_WORKSPACE={workspace} is not a directory")

@@ -20,7 +20,7 @@ import click
 from huiyi.config import Settings
 from huiyi.errors import HuiyiError
 from huiyi.memory import Memory, Outcome, Target, find_workspace, memory_search_tool
-from huiyi.memory.extract import NOT_CONFIGURED, ExtractConfig, Extractor
+from huiyi.memory.extract import NOT_CONFIGURED, Extractor
 from huiyi.memory.render import render_store
 from huiyi.safety.threats import scan
 
@@ -250,7 +250,7 @@ def extract(
     workspace_dir: Path | None,
 ) -> None:
     """Ask the configured endpoint for at most 2 durable facts from recent conversation."""
-    config = ExtractConfig.from_env()
+    config = Settings.from_env().extract
     if not config.configured:
         raise click.ClickException(NOT_CONFIGURED)
     mem = _memory(workspace_dir)

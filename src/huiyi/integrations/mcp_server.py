@@ -308,7 +308,7 @@ class HuiyiMCP:
         from huiyi.memory import Memory
         from huiyi.memory.extract import ExtractConfig, Extractor
 
-        config = ExtractConfig.from_env()
+        config: ExtractConfig = self.hy.settings.extract
         if not config.configured:
             return
         extractor = self._extractors.get(workspace)

@@ -14,9 +14,9 @@ Next to each store: `<store>.hits.json` (hit counts and last use, for search and
 parsing). The workspace directory name carries a readable basename and a hash of the full path,
 so two checkouts called `app` never share notes.
 
-Limits come from the environment so tests and users can change them without code:
-`HUIYI_MEMORY_USER_LIMIT` (1,375), `HUIYI_MEMORY_LIMIT` (2,200) and
-`HUIYI_MEMORY_ARCHIVE_DAYS` (30; 0 never archives).
+The limits are `Settings.memory`, a `MemoryConfig` (defined in `huiyi.config` and read once
+from `HUIYI_MEMORY_USER_LIMIT` (1,375), `HUIYI_MEMORY_LIMIT` (2,200) and
+`HUIYI_MEMORY_ARCHIVE_DAYS` (30; 0 never archives)); it is re-exported here.
 """
 
 from __future__ import annotations
@@ -24,17 +24,13 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from huiyi.config import MemoryConfig as MemoryConfig
 from huiyi.errors import UsageError
 from huiyi.workspace import workspace_of
-
-DEFAULT_USER_LIMIT = 1375
-DEFAULT_MEMORY_LIMIT = 2200
-DEFAULT_ARCHIVE_DAYS = 30
 
 
 class Target(StrEnum):
@@ -50,40 +46,6 @@ def parse_target(value: str | None) -> Target:
         return Target((value or "").strip().lower())
     except ValueError:
         raise UsageError(f"target must be 'user' or 'memory', not {value!r}") from None
-
-
-def _env_int(env: Mapping[str, str], name: str, default: int, minimum: int) -> int:
-    raw = env.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = int(raw.replace(",", "").replace("_", ""))
-    except ValueError:
-        raise UsageError(f"{name} must be a whole number, not {raw!r}") from None
-    if value < minimum:
-        raise UsageError(f"{name} must be at least {minimum}, not {value}")
-    return value
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryConfig:
-    """Limits (characters) and the archive age (days; 0 never archives)."""
-
-    user_limit: int = DEFAULT_USER_LIMIT
-    memory_limit: int = DEFAULT_MEMORY_LIMIT
-    archive_days: int = DEFAULT_ARCHIVE_DAYS
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> MemoryConfig:
-        env = os.environ if env is None else env
-        return cls(
-            user_limit=_env_int(env, "HUIYI_MEMORY_USER_LIMIT", DEFAULT_USER_LIMIT, 1),
-            memory_limit=_env_int(env, "HUIYI_MEMORY_LIMIT", DEFAULT_MEMORY_LIMIT, 1),
-            archive_days=_env_int(env, "HUIYI_MEMORY_ARCHIVE_DAYS", DEFAULT_ARCHIVE_DAYS, 0),
-        )
-
-    def limit(self, target: Target) -> int:
-        return self.user_limit if target is Target.USER else self.memory_limit
 
 
 def find_workspace(path: str | os.PathLike[str]) -> str:

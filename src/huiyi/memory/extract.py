@@ -2,9 +2,11 @@
 
 Off unless a key is configured (`DEEPSEEK_API_KEY`, or `HUIYI_EXTRACT_API_KEY` for another
 provider); the endpoint is DeepSeek's by default and can be changed with
-`HUIYI_EXTRACT_BASE_URL` and `HUIYI_EXTRACT_MODEL`. It speaks the plain chat-completions shape
-through `huiyi.openai_http`, so any compatible server works (a local one included) and no SDK
-is needed.
+`HUIYI_EXTRACT_BASE_URL` and `HUIYI_EXTRACT_MODEL`. These are read once into
+`Settings.extract` (an `ExtractConfig`, defined in `huiyi.config`), which the `Extractor` takes
+from its `Memory` unless given another. It speaks the plain chat-completions shape through
+`huiyi.openai_http`, so any compatible server works (a local one included) and no SDK is
+needed.
 
 One run reads the recent human-assistant text of the workspace (given by the caller as
 `(role, text)` pairs), shows the model both stores, and asks for at most 2 facts, each with a
@@ -21,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import threading
 import time
@@ -29,14 +30,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from huiyi.config import ExtractConfig as ExtractConfig
 from huiyi.errors import ExtractionError
 from huiyi.memory.config import Target
 from huiyi.memory.facade import Memory
 from huiyi.memory.ops import Outcome
 from huiyi.openai_http import EndpointError, post_json
 
-DEFAULT_BASE_URL = "https://api.deepseek.com"
-DEFAULT_MODEL = "deepseek-chat"
 MAX_FACTS = 2
 MAX_TURN_CHARS = 2000
 DEBOUNCE_S = 60.0
@@ -62,31 +62,6 @@ of that entry and "content" the whole new entry;
 - "skip": already known or not worth keeping.
 Reply with JSON only: {"facts": [{"action": "write|merge|skip", "target": "user|memory", \
 "content": "...", "merge_with": "...", "reason": "..."}]}"""
-
-
-@dataclass(frozen=True, slots=True)
-class ExtractConfig:
-    """Where to send extraction requests."""
-
-    api_key: str | None = None
-    base_url: str = DEFAULT_BASE_URL
-    model: str = DEFAULT_MODEL
-    timeout_s: float = 30.0
-    max_input_chars: int = 12_000
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> ExtractConfig:
-        env = os.environ if env is None else env
-        key = env.get("HUIYI_EXTRACT_API_KEY", "").strip() or env.get("DEEPSEEK_API_KEY", "")
-        return cls(
-            api_key=key.strip() or None,
-            base_url=env.get("HUIYI_EXTRACT_BASE_URL", "").strip() or DEFAULT_BASE_URL,
-            model=env.get("HUIYI_EXTRACT_MODEL", "").strip() or DEFAULT_MODEL,
-        )
-
-    @property
-    def configured(self) -> bool:
-        return bool(self.api_key)
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,7 +268,7 @@ class Extractor:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.memory = memory
-        self.config = config or ExtractConfig.from_env()
+        self.config = config or memory.settings.extract
         self.min_interval_s = min_interval_s
         self.clock = clock
         self.last_run: float | None = None

@@ -29,7 +29,10 @@ from huiyi.memory.store import (
 
 
 class Memory:
-    """The user store and (when a workspace is known) that workspace's memory store."""
+    """The user store and (when a workspace is known) that workspace's memory store.
+
+    Limits and the archive age come from `settings.memory` unless `config` overrides them.
+    """
 
     def __init__(
         self,
@@ -41,7 +44,7 @@ class Memory:
     ) -> None:
         self.settings = settings
         self.workspace = workspace or None
-        self.config = config or MemoryConfig.from_env()
+        self.config = config or settings.memory
         self.clock = clock
 
     # --- stores ---------------------------------------------------------------------------

