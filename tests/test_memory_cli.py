@@ -1,4 +1,5 @@
-"""`huiyi memory ...` through click's CliRunner, invoking the group directly."""
+"""`huiyi memory ...` through click's CliRunner and the real `huiyi` group (which builds the
+`Huiyi` object and its settings the memory commands use)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from huiyi.cli import main
 from huiyi.cli_memory import memory
 from huiyi.memory import find_workspace
 
@@ -21,7 +23,7 @@ def project(tmp_path: Path) -> Path:
 
 
 def run(*args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(memory, list(args))
+    result = CliRunner().invoke(main, ["memory", *args])
     return result.exit_code, result.output
 
 
@@ -69,6 +71,24 @@ def test_refusals_exit_1_with_the_reason(project: Path) -> None:
     assert json.loads(out)["reason"] == "no_match"
     code, out = run("add", "x", "--target", "team", *ws)
     assert code == 2 and "Invalid value for '--target'" in out
+
+
+def test_limits_come_from_the_settings_the_huiyi_group_read(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HUIYI_MEMORY_LIMIT", "20")
+    code, out = run("add", "x" * 30, "--workspace", str(project))
+    assert code == 1 and "30/20" in out
+    monkeypatch.setenv("HUIYI_MEMORY_LIMIT", "twenty")
+    code, out = run("show", "--workspace", str(project))
+    assert code == 2 and "HUIYI_MEMORY_LIMIT must be a whole number from 1 to 100,000" in out
+
+
+def test_a_usage_error_exits_2_and_a_refusal_exits_1(project: Path) -> None:
+    code, out = run("search", "   ", "--json", "--workspace", str(project))
+    assert code == 2 and "memory search needs a query" in out and "Traceback" not in out
+    code, out = run("restore", "never archived", "--workspace", str(project))
+    assert code == 1 and "Traceback" not in out
 
 
 def test_show_on_empty_stores_says_where_the_files_are(project: Path) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from huiyi.cli_memory import memory as memory_cli
+from huiyi.cli import main
 from huiyi.config import Settings
 from huiyi.errors import ExtractionError
 from huiyi.memory import Memory, MemoryConfig
@@ -201,8 +201,8 @@ def test_without_a_key_nothing_runs_and_the_cli_says_how_to_configure(
 ) -> None:
     extractor = Extractor(make(), ExtractConfig(api_key=None, base_url=chat.url))
     assert extractor.maybe_run(lambda: TURNS) is None
-    result = CliRunner().invoke(memory_cli, ["extract", "--workspace", str(tmp_path)])
-    assert result.exit_code == 1
+    result = CliRunner().invoke(main, ["memory", "extract", "--workspace", str(tmp_path)])
+    assert result.exit_code == 6  # ExtractionError: no endpoint to ask
     assert "Set DEEPSEEK_API_KEY" in result.output
     assert chat.requests == []
 
@@ -222,8 +222,8 @@ def test_cli_extract_reads_a_conversation_file(
     workspace = tmp_path / "proj"
     workspace.mkdir()
     result = CliRunner().invoke(
-        memory_cli,
-        ["extract", "--from-file", str(conversation), "--workspace", str(workspace)],
+        main,
+        ["memory", "extract", "--from-file", str(conversation), "--workspace", str(workspace)],
     )
     assert result.exit_code == 0, result.output
     assert "1 saved" in result.output
@@ -253,7 +253,7 @@ def test_cli_extract_reads_the_workspace_history_from_the_index(
         ],
     )
     chat.answer({"action": "write", "target": "memory", "content": "Use pnpm, never npm."})
-    result = CliRunner().invoke(memory_cli, ["extract", "--workspace", str(workspace)])
+    result = CliRunner().invoke(main, ["memory", "extract", "--workspace", str(workspace)])
     assert result.exit_code == 0, result.output
     sent = json.dumps(chat.requests[0], ensure_ascii=False)
     assert "不要用 npm" in sent and "之后都用 pnpm" in sent

@@ -1,28 +1,32 @@
 """`huiyi memory ...`: the memory stores from a terminal.
 
-Thin on purpose: parse, call `huiyi.memory.Memory`, print. Writes from here pass the same
-threat scan as the model's (an agent can run shell commands too); a person who wants to write
-something the scan refuses edits the file by hand. A refused change exits with status 1.
+Thin on purpose: parse, call `huiyi.memory.Memory`, print. The `Memory` comes from the `Huiyi`
+object the `huiyi` group puts in click's context (`Huiyi.memory_for`, which resolves the
+workspace and carries the settings), so this module reads no settings of its own. Writes from
+here pass the same threat scan as the model's (an agent can run shell commands too); a person
+who wants to write something the scan refuses edits the file by hand. A refused change exits
+with status 1; errors exit with their kind's status (`huiyi.cli_common`).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Callable
-from functools import wraps
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from huiyi.config import Settings
-from huiyi.errors import HuiyiError
-from huiyi.memory import Memory, Outcome, Target, find_workspace, memory_search_tool
+from huiyi.cli_common import edge, emit_json
+from huiyi.errors import ExtractionError, NotFoundError
+from huiyi.memory import Outcome, Target, memory_search_tool
 from huiyi.memory.extract import NOT_CONFIGURED, Extractor
 from huiyi.memory.render import render_store
 from huiyi.safety.threats import scan
+
+if TYPE_CHECKING:
+    from huiyi.api import Huiyi
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -37,9 +41,8 @@ def _options(default_target: str | None, *, target: bool = True) -> Callable[[F]
             "--workspace",
             "workspace_dir",
             type=click.Path(file_okay=False, path_type=Path),
-            envvar="HUIYI_WORKSPACE",
-            help="Project directory whose memory to use (default: the git root above the "
-            "current directory, else the current directory).",
+            help="Project directory whose memory to use: its git root, else itself (default: "
+            "HUIYI_WORKSPACE, else the current directory).",
         )(func)
         func = click.option("--json", "as_json", is_flag=True, help="Print JSON.")(func)
         if not target:
@@ -56,37 +59,15 @@ def _options(default_target: str | None, *, target: bool = True) -> Callable[[F]
     return decorate
 
 
-def _memory(workspace_dir: Path | None) -> Memory:
-    workspace = find_workspace(workspace_dir if workspace_dir is not None else os.getcwd())
-    return Memory(Settings.from_env(), workspace)
-
-
-def _edge(func: F) -> F:
-    """Turn huiyi's own errors into clean messages (exit 2), never tracebacks."""
-
-    @wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except HuiyiError as exc:
-            raise click.ClickException(str(exc)) from None
-
-    return wrapper  # type: ignore[return-value]
-
-
 def _blocked(entry: str) -> str | None:
     """The threat rule that hides this entry from the model, if any."""
     rules = scan(entry)
     return rules[0] if rules else None
 
 
-def _emit(data: object) -> None:
-    click.echo(json.dumps(data, ensure_ascii=False, indent=2))
-
-
 def _finish(outcome: Outcome, as_json: bool) -> None:
     if as_json:
-        _emit(outcome.as_dict())
+        emit_json(outcome.as_dict())
     elif outcome.ok:
         click.echo(outcome.message)
     else:
@@ -102,10 +83,11 @@ def memory() -> None:
 
 @memory.command("show")
 @_options(None)
-@_edge
-def show(target: str | None, as_json: bool, workspace_dir: Path | None) -> None:
+@click.pass_obj
+@edge
+def show(hy: Huiyi, target: str | None, as_json: bool, workspace_dir: Path | None) -> None:
     """Print the memory block exactly as the model sees it (or one store with --target)."""
-    mem = _memory(workspace_dir)
+    mem = hy.memory_for(workspace_dir)
     targets = [Target(target)] if target else mem.targets()
     if as_json:
         stores: dict[str, object] = {}
@@ -121,7 +103,7 @@ def show(target: str | None, as_json: bool, workspace_dir: Path | None) -> None:
                 "entries": [{"text": e, "blocked": _blocked(e)} for e in snap.entries],
                 "archived": len(snap.archived),
             }
-        _emit({"workspace": mem.workspace, "stores": stores})
+        emit_json({"workspace": mem.workspace, "stores": stores})
         return
     text = mem.render() if not target else render_store(mem.snapshot(Target(target)))
     if text:
@@ -134,31 +116,36 @@ def show(target: str | None, as_json: bool, workspace_dir: Path | None) -> None:
 @memory.command("add")
 @click.argument("content")
 @_options("memory")
-@_edge
-def add(content: str, target: str, as_json: bool, workspace_dir: Path | None) -> None:
+@click.pass_obj
+@edge
+def add(hy: Huiyi, content: str, target: str, as_json: bool, workspace_dir: Path | None) -> None:
     """Add an entry (refused whole if the store would go over its limit)."""
-    _finish(_memory(workspace_dir).add(target, content), as_json)
+    _finish(hy.memory_for(workspace_dir).add(target, content), as_json)
 
 
 @memory.command("replace")
 @click.argument("old_text")
 @click.argument("content")
 @_options("memory")
-@_edge
+@click.pass_obj
+@edge
 def replace(
-    old_text: str, content: str, target: str, as_json: bool, workspace_dir: Path | None
+    hy: Huiyi, old_text: str, content: str, target: str, as_json: bool, workspace_dir: Path | None
 ) -> None:
     """Replace the one entry containing OLD_TEXT with CONTENT."""
-    _finish(_memory(workspace_dir).replace(target, old_text, content), as_json)
+    _finish(hy.memory_for(workspace_dir).replace(target, old_text, content), as_json)
 
 
 @memory.command("remove")
 @click.argument("old_text")
 @_options("memory")
-@_edge
-def remove(old_text: str, target: str, as_json: bool, workspace_dir: Path | None) -> None:
+@click.pass_obj
+@edge
+def remove(
+    hy: Huiyi, old_text: str, target: str, as_json: bool, workspace_dir: Path | None
+) -> None:
     """Remove the one entry containing OLD_TEXT."""
-    _finish(_memory(workspace_dir).remove(target, old_text), as_json)
+    _finish(hy.memory_for(workspace_dir).remove(target, old_text), as_json)
 
 
 @memory.command("search")
@@ -172,12 +159,15 @@ def remove(old_text: str, target: str, as_json: bool, workspace_dir: Path | None
     help="How many entries to show.",
 )
 @_options(None, target=False)
-@_edge
-def search_cmd(query: str, limit: int, as_json: bool, workspace_dir: Path | None) -> None:
+@click.pass_obj
+@edge
+def search_cmd(
+    hy: Huiyi, query: str, limit: int, as_json: bool, workspace_dir: Path | None
+) -> None:
     """Rank current and archived entries of both stores for QUERY (BM25, hit boost, decay)."""
-    mem = _memory(workspace_dir)
+    mem = hy.memory_for(workspace_dir)
     if as_json:
-        _emit(mem.search(query, limit).as_dict())
+        emit_json(mem.search(query, limit).as_dict())
         return
     click.echo(memory_search_tool(mem, query, limit))
 
@@ -185,17 +175,20 @@ def search_cmd(query: str, limit: int, as_json: bool, workspace_dir: Path | None
 @memory.command("archive")
 @click.argument("old_text", required=False)
 @_options("memory")
-@_edge
-def archive(old_text: str | None, target: str, as_json: bool, workspace_dir: Path | None) -> None:
+@click.pass_obj
+@edge
+def archive(
+    hy: Huiyi, old_text: str | None, target: str, as_json: bool, workspace_dir: Path | None
+) -> None:
     """Archive the entry containing OLD_TEXT, or (without it) every entry unused for
     HUIYI_MEMORY_ARCHIVE_DAYS days (30; 0 never) in both stores."""
-    mem = _memory(workspace_dir)
+    mem = hy.memory_for(workspace_dir)
     if old_text:
         _finish(mem.archive(target, old_text), as_json)
         return
     moved = mem.sweep()
     if as_json:
-        _emit({"archived": {t.value: entries for t, entries in moved.items()}})
+        emit_json({"archived": {t.value: entries for t, entries in moved.items()}})
         return
     count = sum(len(v) for v in moved.values())
     days = mem.config.archive_days
@@ -208,10 +201,13 @@ def archive(old_text: str | None, target: str, as_json: bool, workspace_dir: Pat
 @memory.command("restore")
 @click.argument("old_text")
 @_options("memory")
-@_edge
-def restore(old_text: str, target: str, as_json: bool, workspace_dir: Path | None) -> None:
+@click.pass_obj
+@edge
+def restore(
+    hy: Huiyi, old_text: str, target: str, as_json: bool, workspace_dir: Path | None
+) -> None:
     """Bring back the archived entry containing OLD_TEXT (within the store's limit)."""
-    _finish(_memory(workspace_dir).restore(target, old_text), as_json)
+    _finish(hy.memory_for(workspace_dir).restore(target, old_text), as_json)
 
 
 def _read_turns(path: Path) -> list[tuple[str, str]]:
@@ -242,33 +238,32 @@ def _read_turns(path: Path) -> list[tuple[str, str]]:
 )
 @click.option("--dry-run", is_flag=True, help="Show the proposals without saving them.")
 @_options(None, target=False)
-@_edge
+@click.pass_obj
+@edge
 def extract(
+    hy: Huiyi,
     from_file: Path | None,
     dry_run: bool,
     as_json: bool,
     workspace_dir: Path | None,
 ) -> None:
     """Ask the configured endpoint for at most 2 durable facts from recent conversation."""
-    config = Settings.from_env().extract
-    if not config.configured:
-        raise click.ClickException(NOT_CONFIGURED)
-    mem = _memory(workspace_dir)
+    config = hy.settings.extract
+    if not config.configured:  # say so before indexing anything
+        raise ExtractionError(NOT_CONFIGURED)
+    mem = hy.memory_for(workspace_dir)
     if from_file is not None:
         turns = _read_turns(from_file)
     else:
-        from huiyi.api import Huiyi
-
-        with Huiyi() as hy:
-            hy.index()
-            turns = hy.recent_turns(mem.workspace)
+        hy.index()
+        turns = hy.recent_turns(mem.workspace)
         if not turns:
-            raise click.ClickException(
+            raise NotFoundError(
                 f"no conversation of {mem.workspace} is indexed yet; run `huiyi index`, or "
                 "pass --from-file FILE"
             )
     report = Extractor(mem, config).run(turns, dry_run=dry_run)
     if as_json:
-        _emit(report.as_dict())
+        emit_json(report.as_dict())
     else:
         click.echo(report.text())
