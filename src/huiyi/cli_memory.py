@@ -179,7 +179,7 @@ def search_cmd(query: str, limit: int, as_json: bool, workspace_dir: Path | None
     if as_json:
         _emit(mem.search(query, limit).as_dict())
         return
-    click.echo(memory_search_tool(mem, query, limit))
+    click.echo(memory_search_tool(mem, query, limit).text)
 
 
 @memory.command("archive")
