@@ -90,7 +90,7 @@ def test_sessions_and_show(repo: Path) -> None:
     forward = run("show", SID, "--from-seq", "4", "--limit", "1").output
     assert "#4" in forward and "#5" not in forward and "--from-seq 5" in forward
     missing = CliRunner().invoke(main, ["show", "session-nope"])
-    assert missing.exit_code == 1 and "no session" in missing.output
+    assert missing.exit_code == 3 and "no session" in missing.output
 
 
 def test_bad_input_is_skipped_counted_and_shown(repo: Path, isolated_home: Path) -> None:

@@ -52,6 +52,7 @@ def test_every_setting_is_in_the_readme() -> None:
 def test_the_public_api_is_what_all_lists() -> None:
     assert sorted(huiyi.__all__) == [
         "BusyError",
+        "CallerContext",
         "Event",
         "Hit",
         "Huiyi",
@@ -67,7 +68,17 @@ def test_the_public_api_is_what_all_lists() -> None:
     ]
     for name in huiyi.__all__:
         assert getattr(huiyi, name) is not None
-    for method in ("index", "search", "sessions", "read", "forget", "embed", "memory"):
+    for method in (
+        "index",
+        "search",
+        "sessions",
+        "read",
+        "forget",
+        "embed",
+        "memory",
+        "recall",
+        "memory_of",
+    ):
         assert hasattr(huiyi.Huiyi, method)
 
 

@@ -196,14 +196,15 @@ def test_a_person_may_write_unscanned_but_not_over_budget(tmp_path: Path) -> Non
 
 def test_memory_tool_replies_in_text_for_bad_arguments(tmp_path: Path) -> None:
     mem = make(tmp_path)
-    assert memory_tool(mem, "add", "notes", "x", None, None, "s").startswith(
+    assert memory_tool(mem, "add", "notes", "x", None, None, "s").text.startswith(
         "refused: target must be 'user' or 'memory'"
     )
-    assert "needs non-empty content" in memory_tool(mem, "add", "memory", " ", None, None, "t")
-    assert "needs old_text" in memory_tool(mem, "remove", "memory", None, None, None, "u")
-    assert "pass action" in memory_tool(mem, None, None, None, None, None, "v")
-    assert "action must be add, replace or remove" in memory_tool(
-        mem, "delete", "memory", None, "x", None, "w"
+    assert "needs non-empty content" in memory_tool(mem, "add", "memory", " ", None, None, "t").text
+    assert "needs old_text" in memory_tool(mem, "remove", "memory", None, None, None, "u").text
+    assert "pass action" in memory_tool(mem, None, None, None, None, None, "v").text
+    assert (
+        "action must be add, replace or remove"
+        in memory_tool(mem, "delete", "memory", None, "x", None, "w").text
     )
 
 
@@ -220,7 +221,7 @@ def test_memory_tool_runs_a_batch_from_dicts(tmp_path: Path) -> None:
             {"action": "add", "target": "memory", "content": "Uses poetry."},
         ],
         "batch-session",
-    )
+    ).text
     assert reply.startswith("applied 2 operations; user at 0% — 10/1,375 chars; memory at")
     assert mem.entries("user") == ["Name: Lin."]
 
@@ -228,18 +229,19 @@ def test_memory_tool_runs_a_batch_from_dicts(tmp_path: Path) -> None:
 def test_third_refusal_in_a_session_tells_the_model_to_stop(tmp_path: Path) -> None:
     mem = make(tmp_path, memory_limit=20)
     replies = [
-        memory_tool(mem, "add", "memory", "x" * 30, None, None, "session-stop") for _ in range(3)
+        memory_tool(mem, "add", "memory", "x" * 30, None, None, "session-stop").text
+        for _ in range(3)
     ]
     assert "stop retrying" not in replies[0] and "stop retrying" not in replies[1]
     assert "stop retrying memory writes now and answer the user" in replies[2]
-    other = memory_tool(mem, "add", "memory", "y" * 30, None, None, "another-session")
+    other = memory_tool(mem, "add", "memory", "y" * 30, None, None, "another-session").text
     assert "stop retrying" not in other
 
 
 def test_without_a_workspace_only_the_user_store_is_available(tmp_path: Path) -> None:
     mem = Memory(Settings.from_env(), None, config=MemoryConfig())
-    assert memory_tool(mem, "add", "user", "Likes Vim.", None, None, "n").startswith("saved")
-    reply = memory_tool(mem, "add", "memory", "x", None, None, "n")
+    assert memory_tool(mem, "add", "user", "Likes Vim.", None, None, "n").text.startswith("saved")
+    reply = memory_tool(mem, "add", "memory", "x", None, None, "n").text
     assert reply.startswith("refused: no workspace is known")
 
 

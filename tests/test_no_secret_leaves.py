@@ -14,8 +14,7 @@ from hypothesis import strategies as st
 
 from huiyi import Huiyi
 from huiyi.cli import main
-from huiyi.recall.tools import Recall
-from huiyi.safety.scope import CallerContext
+from huiyi.recall.scope import CallerContext
 from tests.builders import dsh
 from tests.test_redact import FAMILIES
 
@@ -47,14 +46,14 @@ def every_output(cwd: str, monkeypatch: pytest.MonkeyPatch) -> str:
     with Huiyi() as hy:
         hy.index()
         for ctx in (CallerContext(cwd, None), CallerContext(cwd, SESSION)):
-            recall = Recall(hy.conn, ctx)
+            recall = hy.recall(ctx)
             outputs.append(recall.history("marker").text)
             outputs.append(recall.session_list().text)
             outputs.append(recall.session_read(SESSION, include_tools=True).text)
             outputs.append(recall.session_read(SESSION, from_seq=0, include_tools=True).text)
             outputs.append(recall.expand(seq=3, session_id=SESSION, before=5, after=5).text)
-        outputs.append(Recall(hy.conn, CallerContext(cwd, SESSION)).history(None).text)
-        outputs.append(Recall(hy.conn, CallerContext(cwd, SESSION)).expand().text)
+        outputs.append(hy.recall(CallerContext(cwd, SESSION)).history(None).text)
+        outputs.append(hy.recall(CallerContext(cwd, SESSION)).expand().text)
     monkeypatch.chdir(cwd)
     runner = CliRunner()
     for args in (

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from huiyi import Huiyi, NotFoundError, UsageError
+from huiyi.recall.scope import NOT_FOUND, CallerContext
 from huiyi.recall.tools import Recall
 from huiyi.safety.budget import EXPAND_MAX_CHARS
-from huiyi.safety.scope import NOT_FOUND, CallerContext
 from tests.builders import claude as cc
 from tests.builders import codex as cx
 from tests.builders import dsh
@@ -101,7 +101,9 @@ def hy(world: dict[str, str]) -> Iterable[Huiyi]:
 
 
 def tools(hy: Huiyi, workspace: str | None, session: str | None = None, **kw: int) -> Recall:
-    return Recall(hy.conn, CallerContext(workspace, session), **kw)
+    """The recall tools through the API's doorway; `kw` overrides a setting (a budget)."""
+    caller = CallerContext(workspace, session)
+    return Recall(hy.conn, caller, **kw) if kw else hy.recall(caller)
 
 
 def test_history_finds_this_workspace_and_never_the_other(hy: Huiyi, world: dict[str, str]) -> None:

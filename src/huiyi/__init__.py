@@ -14,10 +14,12 @@ from huiyi.errors import (
     UsageError,
 )
 from huiyi.model import Event, Hit, Kind, Session, Surface
+from huiyi.recall.scope import CallerContext
 from huiyi.search.engine import SearchResult
 
 __all__ = [
     "BusyError",
+    "CallerContext",
     "Event",
     "Hit",
     "Huiyi",

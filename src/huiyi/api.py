@@ -21,16 +21,19 @@ from typing import TYPE_CHECKING, Any
 
 from huiyi.config import Settings
 from huiyi.errors import HuiyiError, NotFoundError, UsageError
-from huiyi.model import Event, Session
+from huiyi.model import Event, Session, kinds_to_read
+from huiyi.recall.scope import CallerContext
+from huiyi.safety.budget import TOOL_SECONDS
 from huiyi.search.engine import Filter, SearchResult, search
 from huiyi.sources import Reader, default_readers, generic_reader
 from huiyi.store import db, queries
 from huiyi.store.ingest import Ingestor, SourceReport
 from huiyi.store.queries import SessionRow
-from huiyi.workspace import workspace_of
+from huiyi.workspace import resolve, workspace_of
 
 if TYPE_CHECKING:
     from huiyi.memory import Memory
+    from huiyi.recall.tools import Recall
     from huiyi.search.embed import Embedder
     from huiyi.search.semantic import Semantic
 
@@ -217,12 +220,12 @@ class Huiyi:
     def resolve_workspace(self, workspace: str | Path | None = None) -> str:
         """An explicit directory, else HUIYI_WORKSPACE, else the current directory's."""
         chosen = workspace or self.settings.workspace or os.getcwd()
-        return workspace_of(os.path.abspath(os.path.expanduser(str(chosen))))
+        return resolve(chosen)
 
     def _workspace(self, workspace: str | Path | None, all_workspaces: bool) -> str | None:
         if all_workspaces:
             if workspace is not None:
-                raise UsageError("pass either a workspace or all_workspaces, not both")
+                raise UsageError("use either --workspace DIR or --all, not both")
             return None
         return self.resolve_workspace(workspace)
 
@@ -294,23 +297,11 @@ class Huiyi:
     ) -> list[Event]:
         """Events of one session: around a seq, forward from a seq, or the last N."""
         row = self._visible_session(session_id)
-        kinds = ["user", "assistant", "summary"]
-        if include_tools:
-            kinds += ["tool_call", "tool_result"]
+        kinds = kinds_to_read(include_tools=include_tools)
         if around is not None:
-            earlier = queries.events(
-                self.conn,
-                row.sid,
-                session_id,
-                to_seq=around - 1,
-                kinds=kinds,
-                limit=before,
-                newest_first=True,
+            return queries.events_around(
+                self.conn, row.sid, session_id, around, before=before, after=after, kinds=kinds
             )
-            later = queries.events(
-                self.conn, row.sid, session_id, from_seq=around, kinds=kinds, limit=after + 1
-            )
-            return [*reversed(earlier), *later]
         if from_seq is not None:
             return queries.events(
                 self.conn, row.sid, session_id, from_seq=from_seq, kinds=kinds, limit=limit
@@ -319,6 +310,22 @@ class Huiyi:
             self.conn, row.sid, session_id, kinds=kinds, limit=last or limit, newest_first=True
         )
         return list(reversed(tail))
+
+    # -- the agent's tools ---------------------------------------------------------------
+
+    def recall(self, caller: CallerContext, *, seconds: float = TOOL_SECONDS) -> Recall:
+        """The recall tools (`recall_history`, `recall_expand`, `session_list`,
+        `session_read`) as `caller` may use them: scoped to its workspace, never wider, every
+        answer through the safety exit. One object per call: it carries the call's budget."""
+        from huiyi.recall.tools import Recall
+
+        return Recall(
+            self.conn,
+            caller,
+            max_inject_chars=self.settings.max_inject_chars,
+            seconds=seconds,
+            semantic=self.semantic,
+        )
 
     # -- memory --------------------------------------------------------------------------
 
@@ -332,6 +339,13 @@ class Huiyi:
         from huiyi.memory import Memory
 
         return Memory(self.settings, self.resolve_workspace(workspace))
+
+    def memory_of(self, caller: CallerContext) -> Memory:
+        """The memory stores an agent may write: the user store, plus its workspace's notes
+        when its workspace is known (never a workspace guessed from this process's cwd)."""
+        from huiyi.memory import Memory
+
+        return Memory(self.settings, caller.workspace)
 
     def recent_turns(
         self, workspace: str | Path | None = None, *, limit: int = 40

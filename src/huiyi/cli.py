@@ -6,11 +6,8 @@ line on stderr (exit 2 for usage, 1 otherwise); anything else is a bug and shows
 
 from __future__ import annotations
 
-import json
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -18,34 +15,12 @@ from typing import Any
 import click
 
 from huiyi.api import Huiyi, IndexReport
-from huiyi.errors import HuiyiError, UsageError
+from huiyi.cli_common import clean_errors, emit_json, safe, when, workspace_options
+from huiyi.errors import UsageError
 from huiyi.model import Event, Hit
-from huiyi.safety.redact import redact
+from huiyi.recall.scope import CallerContext
 
 DEMO_QUERY = "回滚"
-
-
-def safe(text: str) -> str:
-    """Redact secrets from anything the index gives back before it reaches the terminal."""
-    return redact(text).text
-
-
-def when(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M") if ms else "-"
-
-
-def emit_json(data: Any) -> None:
-    click.echo(json.dumps(data, ensure_ascii=False, indent=2))
-
-
-@contextmanager
-def clean_errors() -> Iterator[None]:
-    try:
-        yield
-    except UsageError as exc:
-        raise click.UsageError(safe(str(exc))) from exc
-    except HuiyiError as exc:
-        raise click.ClickException(safe(str(exc))) from exc
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -204,12 +179,7 @@ def _hit_json(hit: Hit) -> dict[str, Any]:
 
 @main.command(name="search")
 @click.argument("query", nargs=-1, required=True)
-@click.option(
-    "--workspace",
-    type=click.Path(path_type=Path),
-    help="Search this workspace (default: the current directory's).",
-)
-@click.option("--all", "all_", is_flag=True, help="Search every workspace.")
+@workspace_options("Search")
 @click.option("--limit", default=10, show_default=True, help="How many hits to show.")
 @click.option(
     "--layer",
@@ -231,8 +201,6 @@ def search_cmd(
 ) -> None:
     """Search history in Chinese or English; quote a phrase for an exact match."""
     with clean_errors():
-        if workspace is not None and all_:
-            raise UsageError("use either --workspace DIR or --all, not both")
         result = hy.search(
             " ".join(query),
             workspace=workspace,
@@ -268,9 +236,6 @@ def recall(
     hy: Huiyi, query: tuple[str, ...], workspace: Path | None, session_id: str | None, limit: int
 ) -> None:
     """Print exactly what the agent's recall_history tool returns (the human /recall)."""
-    from huiyi.recall.tools import Recall
-    from huiyi.safety.scope import CallerContext
-
     with clean_errors():
         text = " ".join(query).strip()
         if not text and not session_id:
@@ -280,31 +245,21 @@ def recall(
             )
         ws = hy.resolve_workspace(workspace)
         hy.index()
-        ctx = CallerContext(workspace=ws, session_id=session_id, how="cli")
-        recall = Recall(
-            hy.conn, ctx, max_inject_chars=hy.settings.max_inject_chars, semantic=hy.semantic
-        )
-        click.echo(recall.history(text or None, limit=limit).text)
+        caller = CallerContext(workspace=ws, session_id=session_id, how="cli")
+        click.echo(hy.recall(caller).history(text or None, limit=limit).text)
 
 
 # -- sessions and show ------------------------------------------------------------------
 
 
 @main.command()
-@click.option(
-    "--workspace",
-    type=click.Path(path_type=Path),
-    help="List this workspace's sessions (default: the current directory's).",
-)
-@click.option("--all", "all_", is_flag=True, help="List sessions of every workspace.")
+@workspace_options("List the sessions of")
 @click.option("--limit", default=50, show_default=True, help="How many sessions to list.")
 @click.option("--json", "as_json", is_flag=True, help="Print sessions as a JSON list.")
 @click.pass_obj
 def sessions(hy: Huiyi, workspace: Path | None, all_: bool, limit: int, as_json: bool) -> None:
     """List sessions, most recently active first."""
     with clean_errors():
-        if workspace is not None and all_:
-            raise UsageError("use either --workspace DIR or --all, not both")
         found = hy.sessions(workspace=workspace, all_workspaces=all_, limit=limit)
         if as_json:
             emit_json(

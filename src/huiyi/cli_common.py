@@ -76,8 +76,7 @@ def workspace_options(what: str) -> Callable[[F], F]:
         return click.option(
             "--workspace",
             type=click.Path(path_type=Path),
-            help=f"{what} this workspace (default: HUIYI_WORKSPACE, else the current "
-            "directory's).",
+            help=f"{what} this workspace (default: HUIYI_WORKSPACE, else the current directory's).",
         )(func)
 
     return decorate

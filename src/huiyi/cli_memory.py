@@ -169,7 +169,7 @@ def search_cmd(
     if as_json:
         emit_json(mem.search(query, limit).as_dict())
         return
-    click.echo(memory_search_tool(mem, query, limit))
+    click.echo(memory_search_tool(mem, query, limit).text)
 
 
 @memory.command("archive")

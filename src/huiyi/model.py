@@ -29,8 +29,19 @@ class Kind(StrEnum):
     OTHER = "other"
 
 
+#: What was said: human and assistant messages and compaction summaries. The fuzzy and
+#: semantic layers, the session reader and memory extraction read only these.
+CONVERSATION_KINDS = frozenset({Kind.USER, Kind.ASSISTANT, Kind.SUMMARY})
+#: Tool traffic: searched lexically and shown on request, never embedded.
+TOOL_KINDS = frozenset({Kind.TOOL_CALL, Kind.TOOL_RESULT})
 #: Kinds whose text people and agents search and read; titles live on the session.
-TEXT_KINDS = frozenset({Kind.USER, Kind.ASSISTANT, Kind.TOOL_CALL, Kind.TOOL_RESULT, Kind.SUMMARY})
+TEXT_KINDS = CONVERSATION_KINDS | TOOL_KINDS
+
+
+def kinds_to_read(*, include_tools: bool) -> tuple[str, ...]:
+    """The kinds a reader of a session asks for: conversation, and tool traffic on request."""
+    chosen = TEXT_KINDS if include_tools else CONVERSATION_KINDS
+    return tuple(sorted(k.value for k in chosen))
 
 
 @dataclass(slots=True)

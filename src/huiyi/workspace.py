@@ -30,6 +30,11 @@ def workspace_of(cwd: str) -> str:
     return str(path)
 
 
+def resolve(directory: str | os.PathLike[str]) -> str:
+    """The workspace of a directory a person or a setting names (`~` expanded, made absolute)."""
+    return workspace_of(os.path.abspath(os.path.expanduser(os.fspath(directory))))
+
+
 def scope_token(workspace: str) -> str:
     """A full-text token that stands for one workspace (see store.migrations)."""
     return "w" + hashlib.blake2b(workspace.encode("utf-8"), digest_size=8).hexdigest()

@@ -36,7 +36,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 from urllib.request import url2pathname
 
-from huiyi.safety.scope import CallerContext
+from huiyi.recall.scope import CallerContext
 from huiyi.sources.dsh import DshReader, pending_tool_calls, read_header
 from huiyi.workspace import workspace_of
 

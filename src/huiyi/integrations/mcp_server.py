@@ -10,9 +10,13 @@ and for every call
    which one is asking;
 2. brings the index up to date, waiting at most `INDEX_LOCK_SECONDS` for the writer lock (when
    another process is writing, the call goes on with what is indexed);
-3. runs the tool and returns its text, which already left through the safety exit (redacted,
-   enveloped as untrusted data). A `HuiyiError` becomes an MCP tool error (`isError`) whose text
-   is `deliver_error(message)`: the same safe text the CLI prints.
+3. runs the tool through the core (`Huiyi.recall(caller)`, `Huiyi.memory_of(caller)`) and
+   returns its text, which already left through the safety exit (redacted, recalled data
+   enveloped as untrusted).
+
+One error edge: every call that did not do its job (a `HuiyiError`, a memory refusal, arguments
+the schema rejects, an unknown tool) answers the same shape, `isError` set and one text block
+that left through `deliver_error` (redacted, markers neutralised, no raw input echoed).
 
 Blocking work (file reads, SQLite) runs on one worker thread, so the event loop keeps answering
 and the SQLite connection stays on the thread that opened it. Nothing heavy is imported or
@@ -36,6 +40,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from mcp.types import (
@@ -49,17 +54,19 @@ from pydantic import Field, ValidationError
 
 from huiyi.errors import BusyError, HuiyiError
 from huiyi.integrations.context import CallerFinder
+from huiyi.memory import Memory, Reply, memory_search_tool, memory_tool
+from huiyi.recall.scope import CallerContext
 from huiyi.recall.tools import (
     EXPAND_MAX,
     HISTORY_MAX,
     LIST_MAX,
     QUERY_MAX,
+    READ_LAST_MAX,
     READ_MAX_CHARS,
+    READ_MIN_CHARS,
     Recall,
 )
-from huiyi.safety.exit import Delivered, deliver_error
-from huiyi.safety.redact import redact
-from huiyi.safety.scope import CallerContext
+from huiyi.safety.exit import Delivered, deliver, deliver_error
 
 if TYPE_CHECKING:
     from huiyi.api import Huiyi
@@ -78,8 +85,6 @@ INDEX_LOCK_SECONDS = 1.0
 IDLE_EMBED_BATCH = 8
 #: How long a call waits for the client to answer `roots/list`.
 ROOTS_SECONDS = 2.0
-READ_LAST_MAX = 500
-READ_MIN_CHARS = 200
 
 RECALL_TOOLS = ("recall_history", "recall_expand", "session_list", "session_read")
 MEMORY_TOOLS = ("memory", "memory_search")
@@ -229,8 +234,47 @@ def _package_version() -> str:
         return "0"
 
 
-def _text(text: str, *, error: bool = False) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=error)
+def _answer(text: str) -> CallToolResult:
+    """A call that did its job; `text` already left through the safety exit."""
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=False)
+
+
+def failed(message: str) -> CallToolResult:
+    """The one shape of every call that did not do its job."""
+    return CallToolResult(
+        content=[TextContent(type="text", text=deliver_error(message))], is_error=True
+    )
+
+
+def _rejected(tool: str, exc: ValidationError) -> str:
+    """Which arguments the schema rejected and why, without echoing what was sent."""
+    problems = []
+    for error in exc.errors():
+        where = ".".join(str(part) for part in error["loc"]) or "arguments"
+        problems.append(f"{where}: {error['msg']}")
+    return f"invalid arguments for {tool}: {'; '.join(problems)}"
+
+
+class _Server(MCPServer):
+    """`MCPServer` whose argument and unknown-tool errors take huiyi's one error shape."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError:
+            raise
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, ValidationError):
+                return failed(_rejected(name, cause))
+            if name not in RECALL_TOOLS + MEMORY_TOOLS:
+                return failed(
+                    f"unknown tool {name!r}; huiyi has {', '.join(RECALL_TOOLS)}, "
+                    f"{', '.join(MEMORY_TOOLS)}"
+                )
+            return failed(str(cause or exc))
 
 
 class HuiyiMCP:
@@ -305,7 +349,6 @@ class HuiyiMCP:
     async def _extract(self, workspace: str) -> None:
         """Propose memory entries from recent conversation, at most once a minute, and only
         with an endpoint configured; failures stay in the extractor (`last_error`)."""
-        from huiyi.memory import Memory
         from huiyi.memory.extract import ExtractConfig, Extractor
 
         config: ExtractConfig = self.hy.settings.extract
@@ -313,7 +356,7 @@ class HuiyiMCP:
             return
         extractor = self._extractors.get(workspace)
         if extractor is None:
-            extractor = Extractor(Memory(self.hy.settings, workspace), config)
+            extractor = Extractor(self.hy.memory_of(CallerContext(workspace)), config)
             self._extractors[workspace] = extractor
         turns = await self.in_worker(partial(self.hy.recent_turns, workspace))
         await asyncio.to_thread(extractor.maybe_run, lambda: turns)
@@ -333,25 +376,19 @@ class HuiyiMCP:
 
             def work() -> Delivered:
                 self.refresh()
-                recall = Recall(
-                    self.hy.conn,
-                    caller,
-                    max_inject_chars=self.hy.settings.max_inject_chars,
-                    semantic=self.hy.semantic,
-                )
-                return action(recall)
+                return action(self.hy.recall(caller))
 
             delivered = await self.in_worker(work)
         except HuiyiError as exc:
-            return _text(deliver_error(str(exc)), error=True)
+            return failed(str(exc))
         self.after_call(caller)
-        return _text(delivered.text)
+        return _answer(delivered.text)
 
     # -- the server ----------------------------------------------------------------------
 
     def build(self, name: str = "huiyi") -> MCPServer:
         """An `MCPServer` with the four recall tools, plus memory tools when available."""
-        server: MCPServer = MCPServer(
+        server: MCPServer = _Server(
             name, instructions=INSTRUCTIONS, version=_package_version(), log_level="WARNING"
         )
 
@@ -404,25 +441,24 @@ class HuiyiMCP:
         return server
 
     def _add_memory_tools(self, server: MCPServer) -> None:
-        """`memory` and `memory_search`, when the memory package is importable."""
-        try:
-            from huiyi.memory import Memory, memory_search_tool, memory_tool
-        except ImportError:
-            return
-        settings = self.hy.settings
+        """`memory` and `memory_search` on the caller's workspace memory."""
 
         async def run_memory(
-            ctx: Context, tool: str, work: Callable[[Memory, str], str]
+            ctx: Context, tool: str, work: Callable[[Memory, str], Reply]
         ) -> CallToolResult:
             try:
                 caller = await self.caller(ctx, tool)
-                mem = Memory(settings, caller.workspace)
+                mem = self.hy.memory_of(caller)
                 # refusals are counted per agent session: the caller's, else per workspace
                 key = caller.session_id or f"mcp:{caller.workspace}"
-                text = await self.in_worker(partial(work, mem, key))
+                reply = await self.in_worker(partial(work, mem, key))
             except HuiyiError as exc:
-                return _text(deliver_error(str(exc)), error=True)
-            return _text(redact(text).text)
+                return failed(str(exc))
+            if not reply.ok:
+                return failed(reply.text)
+            if tool == "memory_search":
+                return _answer(deliver(reply.text, label="your saved memory entries").text)
+            return _answer(deliver_error(reply.text))
 
         async def memory(
             ctx: Context,

@@ -18,7 +18,7 @@ from huiyi.memory.config import MemoryConfig, Target, find_workspace
 from huiyi.memory.facade import Memory, SearchResult
 from huiyi.memory.ops import Operation, Outcome
 from huiyi.memory.search import MemoryHit
-from huiyi.memory.tools import memory_search_tool, memory_tool
+from huiyi.memory.tools import Reply, memory_search_tool, memory_tool
 
 __all__ = [
     "Memory",
@@ -26,6 +26,7 @@ __all__ = [
     "MemoryHit",
     "Operation",
     "Outcome",
+    "Reply",
     "SearchResult",
     "Target",
     "find_workspace",

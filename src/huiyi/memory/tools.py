@@ -1,16 +1,17 @@
-"""The `memory` and `memory_search` tools as plain functions returning the reply text.
+"""The `memory` and `memory_search` tools as plain functions returning the reply for the model.
 
 The MCP server (and anything else that talks to a model) calls these; they never raise for a
-mistake the model made: bad arguments come back as a short "refused: ..." text, like any other
-refusal. Refusals are counted per session (`session_key`); from the third one on, the reply
-tells the model to stop retrying and answer the user, so a model cannot loop on a full or
-poisoned store.
+mistake the model made: bad arguments come back as a short "refused: ..." reply that is not
+`ok`, like any other refusal, and the server marks it as a failed call. Refusals are counted
+per session (`session_key`); from the third one on, the reply tells the model to stop
+retrying and answer the user, so a model cannot loop on a full or poisoned store.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from huiyi.errors import BusyError, UsageError
@@ -30,6 +31,15 @@ STOP_MESSAGE = (
 )
 
 _refusals: OrderedDict[str, int] = OrderedDict()
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """What a memory tool answers: the text for the model, and whether the call did its job
+    (a refusal is not ok)."""
+
+    text: str
+    ok: bool = True
 
 
 def count_refusal(session: str) -> int:
@@ -96,7 +106,7 @@ def memory_tool(
     old_text: str | None,
     operations: list[dict[str, Any]] | None,
     session_key: str | None,
-) -> str:
+) -> Reply:
     """Run one `memory` tool call and return the reply for the model."""
     try:
         parsed = parse_operations(action, target, content, old_text, operations)
@@ -111,30 +121,34 @@ def memory_tool(
     except BusyError as exc:
         outcome = Outcome(False, f"not saved: {exc}", reason="busy")
     if outcome.ok:
-        return outcome.message
+        return Reply(outcome.message)
     session = session_key if session_key is not None else f"memory-object-{id(mem)}"
     refused = count_refusal(session)
     if refused >= STOP_AFTER:
-        return f"{outcome.message}\n{STOP_MESSAGE.format(n=refused)}"
-    return outcome.message
+        return Reply(f"{outcome.message}\n{STOP_MESSAGE.format(n=refused)}", ok=False)
+    return Reply(outcome.message, ok=False)
 
 
 def _indent(text: str) -> str:
     return text.replace("\n", "\n   ")
 
 
-def memory_search_tool(mem: Memory, query: str, limit: int = 5) -> str:
+def memory_search_tool(mem: Memory, query: str, limit: int = 5) -> Reply:
     """Run one `memory_search` tool call and return the reply for the model."""
     if not isinstance(query, str) or not query.strip():
-        return "refused: memory_search needs a query (words or a phrase from the entry)"
+        return Reply(
+            "refused: memory_search needs a query (words or a phrase from the entry)", ok=False
+        )
     try:
         limit = max(1, min(int(limit), MAX_SEARCH_LIMIT))
     except (TypeError, ValueError):
-        return f"refused: limit must be a whole number from 1 to {MAX_SEARCH_LIMIT}"
+        return Reply(
+            f"refused: limit must be a whole number from 1 to {MAX_SEARCH_LIMIT}", ok=False
+        )
     result = mem.search(query, limit)
     scope = f"{result.searched} entries ({result.archived} archived)"
     if not result.hits:
-        return f'memory_search "{query}": no entry matches among {scope}.'
+        return Reply(f'memory_search "{query}": no entry matches among {scope}.')
     lines = [f'memory_search "{query}": {len(result.hits)} best of {scope}.']
     for number, hit in enumerate(result.hits, 1):
         tag = f"{hit.target.value}, archived" if hit.archived else hit.target.value
@@ -144,4 +158,4 @@ def memory_search_tool(mem: Memory, query: str, limit: int = 5) -> str:
             "Archived entries are not in your prompt; if one still holds, add its exact text "
             'again with memory(action="add") to bring it back.'
         )
-    return "\n".join(lines)
+    return Reply("\n".join(lines))

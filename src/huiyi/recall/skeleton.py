@@ -13,7 +13,7 @@ import json
 import sqlite3
 from dataclasses import dataclass, field
 
-from huiyi.model import Event, Kind
+from huiyi.model import Event, Kind, Surface
 from huiyi.recall.render import clean, first_line, one_line, plural
 from huiyi.safety.budget import (
     SKELETON_MAX_CHARS,
@@ -55,27 +55,18 @@ def read_compacted(
     max_events: int = SKELETON_MAX_EVENTS,
     max_chars: int = SKELETON_MAX_CHARS,
 ) -> Compacted:
-    """Shadowed events in seq order, within the caps."""
-    bounds = conn.execute(
-        "SELECT min(seq), max(seq) FROM events WHERE sid = ? AND surface = 'shadowed'", (sid,)
-    ).fetchone()
-    if bounds[0] is None:
+    """Shadowed events in seq order, within the caps.
+
+    Only what the model once saw: DSH also logs each call as a log-only `tool/call`, which
+    would repeat the call its (shadowed) assistant message already carries.
+    """
+    total = queries.count_events(conn, sid, surface=Surface.SHADOWED)
+    if not total:
         return Compacted([], 0, True)
-    low, high = bounds
-    # Only what the model once saw: DSH also logs each call as a log-only `tool/call`, which
-    # would repeat the call its (shadowed) assistant message already carries.
-    where = "sid = ? AND seq BETWEEN ? AND ? AND surface = 'shadowed'"
-    total = conn.execute(f"SELECT count(*) FROM events WHERE {where}", (sid, low, high)).fetchone()[
-        0
-    ]
     out: list[Event] = []
     chars = 0
     cut = ""
-    cursor = conn.execute(
-        f"SELECT {queries.EVENT_COLUMNS} FROM events WHERE {where} ORDER BY seq", (sid, low, high)
-    )
-    for row in cursor:
-        event = queries._event(session_id, row)
+    for event in queries.iter_events(conn, sid, session_id, surface=Surface.SHADOWED):
         if len(out) >= max_events:
             cut = "candidate event cap"
             break
@@ -87,16 +78,18 @@ def read_compacted(
             break
         out.append(event)
         chars += len(event.text)
-    cursor.close()
     result = Compacted(out, total, complete=not cut)
     if cut:
-        tail_rows = conn.execute(
-            f"SELECT {queries.EVENT_COLUMNS} FROM events WHERE {where} ORDER BY seq DESC LIMIT ?",
-            (sid, low, high, SKELETON_TAIL_EVENTS),
-        ).fetchall()
         seen = {e.seq for e in out}
-        tail = [queries._event(session_id, r) for r in reversed(tail_rows)]
-        tail = [e for e in tail if e.seq not in seen]
+        last = queries.events(
+            conn,
+            sid,
+            session_id,
+            surface=Surface.SHADOWED,
+            newest_first=True,
+            limit=SKELETON_TAIL_EVENTS,
+        )
+        tail = [e for e in reversed(last) if e.seq not in seen]
         tail_chars = sum(min(len(e.text), 20_000) for e in tail)
         if tail and tail_chars <= max_chars // 10:
             out.extend(tail)

@@ -15,28 +15,32 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from huiyi.errors import UsageError
-from huiyi.model import TEXT_KINDS, Event, Hit
+from huiyi.model import Event, Hit, Surface, kinds_to_read
 from huiyi.recall import skeleton
 from huiyi.recall.render import clean, event_label, one_line, plural, when
+from huiyi.recall.scope import CallerContext, Scope
 from huiyi.safety.budget import EXPAND_MAX_CHARS, TOOL_SECONDS, Budget
 from huiyi.safety.exit import Delivered, deliver
-from huiyi.safety.scope import CallerContext, Scope
 from huiyi.search.engine import search, session_title
 from huiyi.store import queries
 
 if TYPE_CHECKING:
     from huiyi.search.semantic import Semantic
 
+#: Argument limits, published in the MCP schemas and enforced here with a helpful message.
 QUERY_MAX = 500
 HISTORY_MAX = 20
 EXPAND_MAX = 50
 LIST_MAX = 100
-READ_MAX_CHARS = 60_000
+READ_LAST_MAX = 500
+READ_MIN_CHARS, READ_MAX_CHARS = 200, 60_000
 INJECT_MIN, INJECT_MAX = 400, 20_000
+#: session_read pages forward at most this many events at a time
+READ_PAGE_EVENTS = 500
 #: hits at most this many text events apart in one session fold into one range
 FOLD_GAP = 5
 RANGES_PER_SESSION = 3
-_TEXT_KINDS = tuple(sorted(k.value for k in TEXT_KINDS))
+_TEXT_KINDS = kinds_to_read(include_tools=True)
 
 
 def _check(name: str, value: int, low: int, high: int) -> int:
@@ -131,7 +135,9 @@ class Recall:
             if row is None:
                 continue
             group.sort(key=lambda h: h.seq)
-            ordinals = {h.seq: self._ordinal(row.sid, h.seq) for h in group}
+            ordinals = queries.text_ordinals(
+                self.conn, row.sid, [h.seq for h in group], _TEXT_KINDS
+            )
             current: list[Hit] = [group[0]]
             folded: list[list[Hit]] = []
             for hit in group[1:]:
@@ -158,16 +164,6 @@ class Recall:
             ranges.extend(session_ranges[:RANGES_PER_SESSION])
         ranges.sort(key=lambda r: r.score, reverse=True)
         return ranges
-
-    def _ordinal(self, sid: int, seq: int) -> int:
-        """Position of `seq` among the session's text events."""
-        return int(
-            self.conn.execute(
-                f"SELECT count(*) FROM events WHERE sid = ? AND seq < ? AND injected = 0 "
-                f"AND kind IN ({','.join('?' * len(_TEXT_KINDS))})",
-                (sid, seq, *_TEXT_KINDS),
-            ).fetchone()[0]
-        )
 
     def _compacted_skeleton(self, scope: Scope) -> Delivered:
         current = self._current_or_fail(scope)
@@ -215,29 +211,22 @@ class Recall:
         scope = Scope(self.conn, self.ctx)
         row = scope.open(session_id) if session_id else self._current_or_fail(scope)
         title, title_masks = clean(session_title(row))
-        kinds = list(_TEXT_KINDS)
         if seq is None:
-            total = self.conn.execute(
-                "SELECT count(*) FROM events WHERE sid = ? AND surface = 'shadowed'", (row.sid,)
-            ).fetchone()[0]
+            total = queries.count_events(self.conn, row.sid, surface=Surface.SHADOWED)
             events = queries.events(
-                self.conn, row.sid, row.session.id, surface="shadowed", kinds=kinds
+                self.conn, row.sid, row.session.id, surface=Surface.SHADOWED, kinds=_TEXT_KINDS
             )
             what = f"the compacted part ({plural(total, 'event')})"
         else:
-            earlier = queries.events(
+            events = queries.events_around(
                 self.conn,
                 row.sid,
                 row.session.id,
-                to_seq=seq - 1,
-                kinds=kinds,
-                limit=before,
-                newest_first=True,
+                seq,
+                before=before,
+                after=after,
+                kinds=_TEXT_KINDS,
             )
-            later = queries.events(
-                self.conn, row.sid, row.session.id, from_seq=seq, kinds=kinds, limit=after + 1
-            )
-            events = [*reversed(earlier), *later]
             total = len(events)
             what = f"events around seq {seq}"
         shown: list[Event] = []
@@ -300,13 +289,11 @@ class Recall:
         include_tools: bool = False,
         max_chars: int = 12_000,
     ) -> Delivered:
-        _check("last", last, 1, 500)
-        _check("maxChars", max_chars, 200, READ_MAX_CHARS)
+        _check("last", last, 1, READ_LAST_MAX)
+        _check("maxChars", max_chars, READ_MIN_CHARS, READ_MAX_CHARS)
         scope = Scope(self.conn, self.ctx)
         row = scope.open(session_id)
-        kinds = ["user", "assistant", "summary"]
-        if include_tools:
-            kinds += ["tool_call", "tool_result"]
+        kinds = kinds_to_read(include_tools=include_tools)
         title, masks = clean(session_title(row))
         if from_seq is None:
             events = list(
@@ -332,7 +319,12 @@ class Recall:
             lines += [r[0] for r in rendered] or ["no events"]
             return deliver("\n".join(lines), masks=masks)
         events = queries.events(
-            self.conn, row.sid, row.session.id, from_seq=from_seq, kinds=kinds, limit=500
+            self.conn,
+            row.sid,
+            row.session.id,
+            from_seq=from_seq,
+            kinds=kinds,
+            limit=READ_PAGE_EVENTS,
         )
         body: list[str] = []
         used = 0
@@ -353,7 +345,7 @@ class Recall:
             masks += n
             used += len(text)
         else:
-            if len(events) == 500:
+            if len(events) == READ_PAGE_EVENTS:
                 next_seq = events[-1].seq + 1
         lines = [f"session_read: session {row.session.id} ({title}), from seq {from_seq}"]
         lines += body if body else ["no events from there"]

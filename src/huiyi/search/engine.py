@@ -19,7 +19,7 @@ from itertools import islice
 from typing import TYPE_CHECKING
 
 from huiyi.errors import HuiyiError, UsageError
-from huiyi.model import Hit
+from huiyi.model import Hit, Session
 from huiyi.safety.redact import redact
 from huiyi.search import fusion, fuzzy, lexical
 from huiyi.store import queries
@@ -40,6 +40,17 @@ class Filter:
     include_subagents: bool = True
     #: when set, only these sessions (an agent whose workspace is unknown: its own session)
     only_sessions: frozenset[str] | None = None
+
+    def admits(self, session: Session) -> bool:
+        """The one visibility rule: never a private session; then workspace, the sessions
+        asked for or left out, and subagents only on request."""
+        return (
+            not session.is_private
+            and session.id not in self.exclude_sessions
+            and (self.include_subagents or not session.is_subagent)
+            and (self.workspace is None or session.workspace == self.workspace)
+            and (self.only_sessions is None or session.id in self.only_sessions)
+        )
 
 
 @dataclass(slots=True)
@@ -70,15 +81,7 @@ class _Visible:
     def get(self, sid: int) -> SessionRow | None:
         if sid not in self._rows:
             row = queries.session_by_sid(self.conn, sid)
-            ok = (
-                row is not None
-                and not row.session.is_private
-                and row.session.id not in self.flt.exclude_sessions
-                and (self.flt.include_subagents or not row.session.is_subagent)
-                and (self.flt.workspace is None or row.session.workspace == self.flt.workspace)
-                and (self.flt.only_sessions is None or row.session.id in self.flt.only_sessions)
-            )
-            self._rows[sid] = row if ok else None
+            self._rows[sid] = row if row is not None and self.flt.admits(row.session) else None
         return self._rows[sid]
 
 

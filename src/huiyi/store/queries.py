@@ -1,13 +1,13 @@
 """Read queries over the index: sessions, events and the full-text match.
 
-Nothing here decides scope or privacy: callers pass the filters, and `huiyi.safety.scope`
+Nothing here decides scope or privacy: callers pass the filters, and `huiyi.recall.scope`
 decides which filters an agent-facing call gets. Every value is a bound parameter.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -106,7 +106,7 @@ def _event(session_id: str, row: Sequence[Any]) -> Event:
     )
 
 
-def events(
+def iter_events(
     conn: sqlite3.Connection,
     sid: int,
     session_id: str,
@@ -117,8 +117,9 @@ def events(
     surface: str | None = None,
     limit: int | None = None,
     newest_first: bool = False,
-) -> list[Event]:
-    """A session's events in seq order (or newest first), filtered by range, kind and surface."""
+) -> Iterator[Event]:
+    """A session's events in seq order (or newest first), filtered by range, kind and surface,
+    read lazily so that a caller with a budget stops reading where it stops."""
     where = ["sid = ?"]
     params: list[Any] = [sid]
     if from_seq is not None:
@@ -139,7 +140,85 @@ def events(
     if limit is not None:
         sql += " LIMIT ?"
         params.append(limit)
-    return [_event(session_id, r) for r in conn.execute(sql, params)]
+    cursor = conn.execute(sql, params)
+    try:
+        for row in cursor:
+            yield _event(session_id, row)
+    finally:
+        cursor.close()
+
+
+def events(
+    conn: sqlite3.Connection,
+    sid: int,
+    session_id: str,
+    *,
+    from_seq: int | None = None,
+    to_seq: int | None = None,
+    kinds: Sequence[str] | None = None,
+    surface: str | None = None,
+    limit: int | None = None,
+    newest_first: bool = False,
+) -> list[Event]:
+    """`iter_events` as a list."""
+    return list(
+        iter_events(
+            conn,
+            sid,
+            session_id,
+            from_seq=from_seq,
+            to_seq=to_seq,
+            kinds=kinds,
+            surface=surface,
+            limit=limit,
+            newest_first=newest_first,
+        )
+    )
+
+
+def events_around(
+    conn: sqlite3.Connection,
+    sid: int,
+    session_id: str,
+    seq: int,
+    *,
+    before: int,
+    after: int,
+    kinds: Sequence[str],
+) -> list[Event]:
+    """Up to `before` events before `seq`, then up to `after + 1` from `seq` on (the event at
+    `seq` and `after` more), in seq order."""
+    earlier = events(
+        conn, sid, session_id, to_seq=seq - 1, kinds=kinds, limit=before, newest_first=True
+    )
+    later = events(conn, sid, session_id, from_seq=seq, kinds=kinds, limit=after + 1)
+    return [*reversed(earlier), *later]
+
+
+def count_events(conn: sqlite3.Connection, sid: int, *, surface: str | None = None) -> int:
+    """How many events a session has (on one surface)."""
+    sql = "SELECT count(*) FROM events WHERE sid = ?"
+    params: list[Any] = [sid]
+    if surface is not None:
+        sql += " AND surface = ?"
+        params.append(surface)
+    return int(conn.execute(sql, params).fetchone()[0])
+
+
+def text_ordinals(
+    conn: sqlite3.Connection, sid: int, seqs: Sequence[int], kinds: Sequence[str]
+) -> dict[int, int]:
+    """seq -> its position among the session's events of `kinds` that are not host-injected."""
+    out: dict[int, int] = {}
+    for seq in seqs:
+        out[seq] = int(
+            conn.execute(
+                f"SELECT count(*) FROM events WHERE sid = ? AND seq < ? AND injected = 0 "
+                f"AND kind IN ({','.join('?' * len(kinds))})",
+                (sid, seq, *kinds),
+            ).fetchone()[0]
+        )
+    return out
 
 
 def events_by_rowid(

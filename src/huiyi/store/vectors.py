@@ -14,9 +14,12 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
+from huiyi.model import CONVERSATION_KINDS, Kind
+
+_CONVERSATION = ", ".join(f"'{kind.value}'" for kind in sorted(CONVERSATION_KINDS))
 _EMBEDDABLE = (
-    "e.indexed = 1 AND e.kind IN ('user', 'assistant', 'summary') "
-    "AND (e.injected = 0 OR e.kind = 'summary')"
+    f"e.indexed = 1 AND e.kind IN ({_CONVERSATION}) "
+    f"AND (e.injected = 0 OR e.kind = '{Kind.SUMMARY.value}')"
 )
 
 

@@ -1,9 +1,11 @@
 """Workspace scope for agent-facing reads: it only ever narrows, never widens.
 
-An agent call knows (at best) its workspace and its own session. Every session id it names is
-opened through `Scope.open`, which answers an unknown id, a private session and a session of
-another workspace with the very same error, so the error reveals nothing. With no workspace,
-the scope narrows to the caller's own session; with neither, the call fails.
+An agent call knows (at best) its workspace and its own session: a `CallerContext`. Every
+session id it names is opened through `Scope.open`, which answers an unknown id, a private
+session and a session of another workspace with the very same error, so the error reveals
+nothing. With no workspace, the scope narrows to the caller's own session; with neither, the
+call fails. What a caller may see is one `search.engine.Filter`, the same rule search applies
+to every hit.
 """
 
 from __future__ import annotations
@@ -42,20 +44,32 @@ class Scope:
         self.ctx = ctx
         self.workspace = ctx.workspace
         self.narrowed = ctx.workspace is None
+        #: every session this caller may open (subagents included: they are asked for by id)
+        self.readable = self._filter(include_subagents=True, exclude_self=False)
+
+    def _filter(self, *, include_subagents: bool, exclude_self: bool) -> Filter:
+        if self.narrowed:
+            assert self.ctx.session_id is not None
+            return Filter(
+                workspace=None,
+                only_sessions=frozenset({self.ctx.session_id}),
+                include_subagents=True,
+            )
+        exclude = frozenset({self.ctx.session_id}) if exclude_self and self.ctx.session_id else None
+        return Filter(
+            workspace=self.workspace,
+            exclude_sessions=exclude or frozenset(),
+            include_subagents=include_subagents,
+        )
 
     def allows(self, row: SessionRow | None) -> bool:
-        if row is None or row.session.is_private:
-            return False
-        if self.narrowed:
-            return row.session.id == self.ctx.session_id
-        return row.session.workspace == self.workspace
+        return row is not None and self.readable.admits(row.session)
 
     def open(self, session_id: str) -> SessionRow:
         """The session, if this caller may read it; else the one not-found error."""
         row = queries.session_by_id(self.conn, session_id)
-        if not self.allows(row):
+        if row is None or not self.allows(row):
             raise NotFoundError(NOT_FOUND)
-        assert row is not None
         return row
 
     def current(self) -> SessionRow | None:
@@ -67,19 +81,7 @@ class Scope:
 
     def search_filter(self, *, include_subagents: bool = False) -> Filter:
         """Cross-session search: this workspace, minus the caller's own session."""
-        if self.narrowed:
-            assert self.ctx.session_id is not None
-            return Filter(
-                workspace=None,
-                only_sessions=frozenset({self.ctx.session_id}),
-                include_subagents=True,
-            )
-        exclude = frozenset({self.ctx.session_id}) if self.ctx.session_id else frozenset()
-        return Filter(
-            workspace=self.workspace,
-            exclude_sessions=exclude,
-            include_subagents=include_subagents,
-        )
+        return self._filter(include_subagents=include_subagents, exclude_self=True)
 
     def sessions(self, *, include_subagents: bool, limit: int | None) -> list[SessionRow]:
         if self.narrowed:
