@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from huiyi.cli import main
 from huiyi.cli_memory import memory
-from huiyi.memory import find_workspace
+from huiyi.workspace import resolve
 
 
 @pytest.fixture
@@ -27,11 +27,11 @@ def run(*args: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
-def test_find_workspace_walks_up_to_the_git_root(project: Path, tmp_path: Path) -> None:
-    assert find_workspace(project / "src" / "deep") == str(project)
+def test_a_workspace_is_the_git_root_above_a_directory(project: Path, tmp_path: Path) -> None:
+    assert resolve(project / "src" / "deep") == str(project)
     loose = tmp_path / "loose"
     loose.mkdir()
-    assert find_workspace(loose) == str(loose)
+    assert resolve(loose) == str(loose)
 
 
 def test_add_show_replace_remove_round_trip(project: Path) -> None:

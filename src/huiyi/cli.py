@@ -227,8 +227,8 @@ def search_cmd(
 @click.option(
     "--session",
     "session_id",
-    envvar="HUIYI_SESSION",
-    help="The current session (its compacted part is what a bare `recall` returns).",
+    help="The current session, whose compacted part a bare `recall` returns (default: "
+    "HUIYI_SESSION).",
 )
 @click.option("--limit", default=5, show_default=True, help="How many results (1-20).")
 @click.pass_obj
@@ -237,6 +237,7 @@ def recall(
 ) -> None:
     """Print exactly what the agent's recall_history tool returns (the human /recall)."""
     with clean_errors():
+        session_id = session_id or hy.settings.session
         text = " ".join(query).strip()
         if not text and not session_id:
             raise UsageError(

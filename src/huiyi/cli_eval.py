@@ -13,12 +13,16 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from huiyi.errors import HuiyiError, UsageError
 from huiyi.eval.datasets import LOADERS, load
 from huiyi.eval.harness import LAYERS, evaluate_set, limit_queries, parse_layers
+
+if TYPE_CHECKING:
+    from huiyi.api import Huiyi
 
 __all__ = ["eval_cmd"]
 
@@ -77,7 +81,9 @@ class _Status:
     help="Keep the evaluation index in this directory and reuse it on the next run "
     "(default: a temporary directory, removed afterwards).",
 )
+@click.pass_obj
 def eval_cmd(
+    hy: Huiyi,
     kind: str,
     path: Path,
     layer: str,
@@ -102,6 +108,7 @@ def eval_cmd(
             embedder=embedder_spec,
             index_home=index_home,
             progress=status,
+            settings=hy.settings,
         )
     except UsageError as exc:
         raise click.UsageError(str(exc)) from exc

@@ -33,6 +33,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from huiyi.config import Settings
 from huiyi.errors import EvalError, HuiyiError, LayerUnavailable, UsageError
 from huiyi.eval.datasets import EvalQuery, EvalSet, event_id, to_generic_jsonl
 from huiyi.eval.runner import DEPTH, LayerRun, Report, run
@@ -209,6 +210,7 @@ def evaluate_set(
     baseline: bool = True,
     index_home: Path | None = None,
     progress: Progress | None = None,
+    settings: Settings | None = None,
 ) -> Report:
     """Index `evalset` into a temporary home and score each of `layers` (and the baseline).
 
@@ -218,7 +220,6 @@ def evaluate_set(
     one-line status messages (the CLI prints them on stderr).
     """
     from huiyi.api import Huiyi
-    from huiyi.config import Settings
     from huiyi.eval.baseline import Bm25Baseline
     from huiyi.search.embed import make_embedder
 
@@ -227,8 +228,9 @@ def evaluate_set(
         raise UsageError(f"unknown layer {unknown[0]!r}; use one of: {', '.join(LAYERS)}")
     if not evalset.queries:
         raise UsageError(f"{evalset.name} has no queries to evaluate")
+    base = settings if settings is not None else Settings.from_env()
     if isinstance(embedder, str):  # a bad spec is the caller's mistake, not a failed layer
-        embedder = make_embedder(embedder, api_key=Settings.from_env().embed_api_key)
+        embedder = make_embedder(embedder, api_key=base.embed_api_key)
     info: dict[str, object] = {}
     runs: list[LayerRun] = []
     if baseline:
@@ -237,7 +239,7 @@ def evaluate_set(
     with _home(index_home) as home:
         export = home / "export"
         to_generic_jsonl(evalset, export)
-        hy = Huiyi(home=home / "huiyi", embedder=embedder)
+        hy = Huiyi(settings=replace(base, home=home / "huiyi"), embedder=embedder)
         try:
             if progress is not None:
                 progress(f"indexing {sum(len(s.events) for s in evalset.sessions)} events")

@@ -1,7 +1,7 @@
 """Curated memory: two small, bounded, hand-editable stores the model writes through a guarded
 tool, and that are put in front of the model at the start of every session.
 
-    config      where the files live, limits, Target, find_workspace
+    config      where the files live, limits, Target
     store       file format, lock, atomic writes, backups, hit records, transactions
     ops         add / replace / remove / batch, matching, budgets, replies
     render      the block for the model (deterministic bytes)
@@ -14,7 +14,7 @@ tool, and that are put in front of the model at the start of every session.
 
 from __future__ import annotations
 
-from huiyi.memory.config import MemoryConfig, Target, find_workspace
+from huiyi.memory.config import MemoryConfig, Target
 from huiyi.memory.facade import Memory, SearchResult
 from huiyi.memory.ops import Operation, Outcome
 from huiyi.memory.search import MemoryHit
@@ -29,7 +29,6 @@ __all__ = [
     "Reply",
     "SearchResult",
     "Target",
-    "find_workspace",
     "memory_search_tool",
     "memory_tool",
 ]

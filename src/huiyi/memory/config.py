@@ -30,7 +30,6 @@ from pathlib import Path
 
 from huiyi.config import MemoryConfig as MemoryConfig
 from huiyi.errors import UsageError
-from huiyi.workspace import workspace_of
 
 
 class Target(StrEnum):
@@ -46,11 +45,6 @@ def parse_target(value: str | None) -> Target:
         return Target((value or "").strip().lower())
     except ValueError:
         raise UsageError(f"target must be 'user' or 'memory', not {value!r}") from None
-
-
-def find_workspace(path: str | os.PathLike[str]) -> str:
-    """The workspace of a directory: the git root above it, else the directory itself."""
-    return workspace_of(os.path.abspath(os.fspath(path)))
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
