@@ -73,11 +73,9 @@ def mcp(hy: Huiyi, http: str | None, workspace: str | None, server_name: str) ->
     """Serve the recall and memory tools to agents over MCP (stdio by default)."""
     address = parse_http(http) if http is not None else None
     how = "--workspace"
-    if workspace is None:
+    if workspace is None:  # Settings checked that HUIYI_WORKSPACE is a directory
         workspace = hy.settings.workspace
         how = "HUIYI_WORKSPACE"
-        if workspace is not None and not os.path.isdir(os.path.expanduser(workspace)):
-            raise click.UsageError(f"HUIYI_WORKSPACE={workspace} is not a directory")
 
     from huiyi.integrations.context import CallerFinder
     from huiyi.integrations.mcp_server import serve
