@@ -21,7 +21,6 @@ The format has no title; the store derives one.
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -31,7 +30,7 @@ from typing import Any, ClassVar
 from huiyi.model import Kind, SessionUpdate
 from huiyi.sources.base import BAD_RECORD, UNKNOWN_TYPE
 from huiyi.sources.fold import FileSession, JsonlReader
-from huiyi.sources.jsonl import as_str, clean_text, parse_time, remember
+from huiyi.sources.jsonl import as_str, clean_text, jsonl_files, parse_time, remember
 
 #: Text that marks a user-role `response_item` as written by Codex, not typed by the human.
 INJECTED_MARKERS = (
@@ -65,12 +64,7 @@ class CodexReader(JsonlReader):
 
     def discover(self) -> Iterator[Path]:
         for root in self.roots():
-            # os.walk ignores listing errors: a missing or vanishing root yields nothing
-            for dirpath, dirnames, filenames in os.walk(root):
-                dirnames.sort()
-                for name in sorted(filenames):
-                    if name.startswith("rollout-") and name.endswith(".jsonl"):
-                        yield Path(dirpath) / name
+            yield from jsonl_files(root, prefix="rollout-")
 
 
 def session_id_from_name(path: Path) -> str:

@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 from huiyi.model import Kind, SessionUpdate, Surface
 from huiyi.sources.base import BAD_RECORD, UNKNOWN_TYPE, SessionChunk
 from huiyi.sources.fold import JsonlReader, News
-from huiyi.sources.jsonl import as_str, clean_text, parse_time
+from huiyi.sources.jsonl import as_str, clean_text, jsonl_files, parse_time
 
 #: role -> (kind, injected by default)
 ROLES: dict[str, tuple[Kind, bool]] = {
@@ -52,13 +52,8 @@ class GenericReader(JsonlReader):
         for root in self.roots():
             if root.is_file():
                 yield root
-                continue
-            # os.walk ignores listing errors: a missing or vanishing folder yields nothing
-            for dirpath, dirnames, filenames in os.walk(root):
-                dirnames.sort()
-                for name in sorted(filenames):
-                    if name.endswith(".jsonl"):
-                        yield Path(dirpath) / name
+            else:
+                yield from jsonl_files(root)
 
 
 def default_session_id(path: Path) -> str:

@@ -12,14 +12,15 @@ lives here once:
 - Bad lines are counted, never fatal: `invalid-utf8`, `invalid-json`, and `bad-record` for JSON
   that is not an object. Blank lines are ignored.
 
-It also holds the small value helpers the readers share (timestamps, text cleaning, bounded
-maps kept in reader state), so each reader module is only about its own format; `fold` holds
-what they share in turning records into sessions.
+It also holds the small helpers the readers share (finding `*.jsonl` files, timestamps, text
+cleaning, bounded maps kept in reader state), so each reader module is only about its own
+format; `fold` holds what they share in turning records into sessions.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from collections.abc import Iterator, MutableMapping
 from datetime import UTC, datetime
@@ -111,6 +112,16 @@ class JsonLines:
             self.skipped[BAD_RECORD] += 1
             return None
         return value
+
+
+def jsonl_files(root: Path, *, prefix: str = "") -> Iterator[Path]:
+    """Every `<prefix>*.jsonl` file below `root`, in sorted order; a missing or vanishing folder
+    yields what could be listed (os.walk ignores listing errors)."""
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for name in sorted(filenames):
+            if name.startswith(prefix) and name.endswith(".jsonl"):
+                yield Path(dirpath) / name
 
 
 def parse_time(value: object) -> int | None:
