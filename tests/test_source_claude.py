@@ -341,3 +341,57 @@ def test_a_compact_summary_without_a_boundary_still_shadows_what_came_before(
         ("summary", "current"),
         ("user", "current"),
     ]
+
+
+def test_a_cursor_saved_by_an_earlier_version_reads_on_where_it_stopped(
+    claude_dir: Path, reader: ClaudeReader
+) -> None:
+    # The index stores each file's cursor state; after an upgrade the reader gets back what
+    # the previous version saved. This is that state, exactly as the reader saved it then,
+    # after reading the first four records below: a reply in progress, a tool id, seen uuids.
+    saved = {
+        "seq": 3,
+        "cwd": CWD,
+        "title": "Fix the port",
+        "created": 1772445601000,  # cc.at(1)
+        "updated": 1772445603000,  # cc.at(3)
+        "parent": None,
+        "sidechain": False,
+        "tools": {"toolu_1": "Read"},
+        "uuids": ["u1", "u2", "u3"],
+        "reply": {"id": "msg_1", "seq": 1, "time": 1772445602000, "texts": ["The port is fixed."]},
+    }
+    read_then = [
+        cc.summary("Fix the port"),
+        cc.user("why does test_login fail?", uuid="u1"),
+        cc.assistant("The port is fixed.", message_id="msg_1", uuid="u2"),
+        cc.assistant(cc.tool_use("toolu_1", "Read", {}), message_id="msg_1", uuid="u3"),
+    ]
+    path = cc.write_transcript(claude_dir, CWD, read_then)
+    offset = path.stat().st_size
+    cc.write_transcript(
+        claude_dir,
+        CWD,
+        [
+            cc.assistant("Reading conftest.", message_id="msg_1", uuid="u4"),
+            cc.user([{"type": "tool_result", "tool_use_id": "toolu_1", "content": "PORT = 80"}]),
+            cc.user("why does test_login fail?", uuid="u1"),  # a copy of a record read then
+        ],
+        append=True,
+    )
+
+    result = reader.read(path, Cursor(offset, saved))
+
+    [chunk] = result.chunks
+    assert [(e.seq, e.kind, e.text, e.tool_name) for e in chunk.events] == [
+        (1, Kind.ASSISTANT, "The port is fixed.\n\nReading conftest.", None),
+        (3, Kind.TOOL_RESULT, "PORT = 80", "Read"),
+    ]
+    session = chunk.session
+    assert (session.title, session.cwd, session.created) == ("Fix the port", CWD, 1772445601000)
+    assert result.skipped == {}
+    assert set(result.state) == set(saved)
+    assert (result.state["seq"], result.state["reply"]["texts"]) == (
+        4,
+        ["The port is fixed.", "Reading conftest."],
+    )

@@ -222,3 +222,45 @@ def test_reads_cut_anywhere_give_the_same_index_as_one_read(
     assert grown.rows() == whole.rows()
     assert [surface for *_, surface in whole.rows()] == ["shadowed"] * 7 + ["current"] * 9
     assert grown.sessions == whole.sessions
+
+
+def test_a_cursor_saved_by_an_earlier_version_reads_on_where_it_stopped(
+    codex_home: Path, reader: CodexReader
+) -> None:
+    # The index stores each file's cursor state; after an upgrade the reader gets back what
+    # the previous version saved. This is that state, exactly as the reader saved it then,
+    # after reading the first four lines below (a subagent's rollout with a call in flight).
+    saved = {
+        "seq": 2,
+        "id": cx.SESSION_ID,
+        "cwd": CWD,
+        "created": 1772446500000,  # cx.START
+        "updated": 1772446503000,  # cx.at(3)
+        "subagent": True,
+        "calls": {"call_7Xa": "shell"},
+    }
+    path = cx.rollout_path(codex_home)
+    path.parent.mkdir(parents=True)
+    meta = cx.session_meta(cx.SESSION_ID, CWD, source={"subagent": "review"})
+    read_then = [meta, *cx.prompt("review my change"), *cx.function_call("shell", {}, "call_7Xa")]
+    path.write_bytes(cx.lines(read_then))
+    offset = path.stat().st_size
+    with path.open("ab") as handle:
+        news = [
+            cx.function_call_output("call_7Xa", "1 file changed"),
+            cx.message("assistant", "ok"),
+        ]
+        handle.write(cx.lines(news, first=len(read_then)))
+
+    result = reader.read(path, Cursor(offset, saved))
+
+    [chunk] = result.chunks
+    assert [(e.seq, e.kind, e.text, e.tool_name) for e in chunk.events] == [
+        (2, Kind.TOOL_RESULT, "1 file changed", "shell"),
+        (3, Kind.ASSISTANT, "ok", None),
+    ]
+    session = chunk.session
+    assert (session.id, session.cwd, session.is_subagent) == (cx.SESSION_ID, CWD, True)
+    assert (session.created, session.updated) == (1772446500000, cx.ms(cx.at(5)))
+    assert result.skipped == {}
+    assert result.state == {**saved, "seq": 4, "updated": cx.ms(cx.at(5))}

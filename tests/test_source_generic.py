@@ -276,3 +276,27 @@ def test_a_huge_line_is_skipped_without_being_held_in_memory(tmp_path: Path) -> 
     assert replay.skipped == {"line-too-long": 1}
     assert [text for _, _, text, _ in replay.rows()] == ["after"]
     assert peak < path.stat().st_size * 0.75  # it streamed past; it was never read whole
+
+
+def test_a_cursor_saved_by_an_earlier_version_reads_on_where_it_stopped(tmp_path: Path) -> None:
+    # The index stores each file's cursor state; after an upgrade the reader gets back what
+    # the previous version saved. This is that state, exactly as the reader saved it then,
+    # after reading the first three lines below.
+    saved = {"sessions": {"chat-1": 2}, "current": "chat-1", "time": T0 + 1000}
+    path = write(
+        tmp_path / "h.jsonl",
+        {"type": "session", "id": "chat-1", "cwd": "/srv/a"},
+        {"role": "user", "text": "one", "time": T0},
+        {"role": "assistant", "text": "two", "time": T0 + 1000},
+    )
+    offset = path.stat().st_size
+    write(path, {"role": "user", "text": "three"}, append=True)
+
+    result = GenericReader([path]).read(path, Cursor(offset, saved))
+
+    [chunk] = result.chunks
+    assert [(e.session, e.seq, e.text, e.time) for e in chunk.events] == [
+        ("chat-1", 2, "three", T0 + 1000)
+    ]
+    assert chunk.session.cwd is None  # known from the earlier read: not re-sent
+    assert result.state == {**saved, "sessions": {"chat-1": 3}}

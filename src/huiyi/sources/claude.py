@@ -22,7 +22,6 @@ the same bytes always get the same seqs, however the reads were cut.
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import re
@@ -31,9 +30,10 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from huiyi.model import Event, Kind, SessionUpdate, Surface
-from huiyi.sources.base import BAD_RECORD, UNKNOWN_TYPE, Cursor, ReadResult, SessionChunk
-from huiyi.sources.jsonl import as_str, clean_text, parse_time, read_session_file, remember
+from huiyi.model import Kind, SessionUpdate
+from huiyi.sources.base import BAD_RECORD, UNKNOWN_TYPE
+from huiyi.sources.fold import FileSession, JsonlReader
+from huiyi.sources.jsonl import as_str, clean_text, remember
 
 #: Record types that carry nothing to index (bookkeeping of the Claude Code client).
 _IGNORED = frozenset({"file-history-snapshot", "queue-operation", "progress", "tag", "agent-name"})
@@ -50,16 +50,13 @@ MAX_TOOLS = 256
 MAX_UUIDS = 256
 
 
-class ClaudeReader:
+class ClaudeReader(JsonlReader):
     """Reads Claude Code transcripts under each config dir's `projects/` folder."""
 
     source: ClassVar[str] = "claude"
 
     def __init__(self, dirs: Sequence[Path]) -> None:
-        self.dirs = tuple(dirs)
-
-    def roots(self) -> list[Path]:
-        return [d / "projects" for d in self.dirs]
+        super().__init__([d / "projects" for d in dirs], _Transcript)
 
     def discover(self) -> Iterator[Path]:
         seen: set[str] = set()
@@ -69,9 +66,6 @@ class ClaudeReader:
                 if key not in seen:
                     seen.add(key)
                     yield path
-
-    def read(self, path: Path, cursor: Cursor) -> ReadResult:
-        return read_session_file(path, cursor, _Transcript)
 
 
 def is_subagent_file(path: Path) -> bool:
@@ -118,19 +112,19 @@ def _is_host_text(text: str) -> bool:
     return _WRAPPER.match(text) is not None or text.startswith(_INTERRUPTED)
 
 
-class _Transcript:
-    """What one transcript has taught us so far; `state()` round-trips it through the cursor."""
+class _Transcript(FileSession):
+    """What one transcript has taught us so far; `state()` round-trips it through the cursor.
+
+    Besides `FileSession`'s keys: `title`, `parent`, `sidechain`, `tools` (tool names by
+    `tool_use` id), `uuids` (recent record uuids) and `reply` (the reply being assembled).
+    """
+
+    source: ClassVar[str] = ClaudeReader.source
 
     def __init__(self, path: Path, state: dict[str, Any], skipped: Counter[str]) -> None:
-        state = copy.deepcopy(state)
-        self.session_id = path.stem
+        super().__init__(path.stem, state, skipped)
         self.subagent_file = is_subagent_file(path)
-        self.skipped = skipped
-        self.seq: int = state.get("seq", 0)
-        self.cwd: str | None = state.get("cwd")
         self.title: str | None = state.get("title")
-        self.created: int | None = state.get("created")
-        self.updated: int | None = state.get("updated")
         self.parent: str | None = state.get("parent")
         self.sidechain: bool = state.get("sidechain", False)
         self.tools: dict[str, str] = state.get("tools", {})
@@ -141,10 +135,6 @@ class _Transcript:
         self.reply_seq: int | None = reply.get("seq")
         self.reply_time: int = reply.get("time", 0)
         self.reply_texts: list[str] = reply.get("texts", [])
-        # news of this read
-        self.touched = False
-        self.events: dict[int, Event] = {}
-        self.shadow_before: int | None = None
 
     def state(self) -> dict[str, Any]:
         reply = None
@@ -156,11 +146,8 @@ class _Transcript:
                 "texts": self.reply_texts,
             }
         return {
-            "seq": self.seq,
-            "cwd": self.cwd,
+            **super().state(),
             "title": self.title,
-            "created": self.created,
-            "updated": self.updated,
             "parent": self.parent,
             "sidechain": self.sidechain,
             "tools": self.tools,
@@ -168,22 +155,16 @@ class _Transcript:
             "reply": reply,
         }
 
-    def chunks(self) -> list[SessionChunk]:
-        """This read's news: none until there is something worth a session row."""
-        if not self.events and self.shadow_before is None and not (self.touched and self.cwd):
-            return []
-        update = SessionUpdate(
-            id=self.session_id,
-            source=ClaudeReader.source,
-            cwd=self.cwd,
-            title=self.title,
-            created=self.created,
-            updated=self.updated,
-            parent=self.parent,
-            is_subagent=self.subagent_file or self.sidechain,
+    def has_news(self) -> bool:
+        """Events, a compaction, or a record read with the cwd known (a title alone is not)."""
+        return (
+            bool(self.events) or self.shadow_before is not None or bool(self.touched and self.cwd)
         )
-        events = [self.events[seq] for seq in sorted(self.events)]
-        return [SessionChunk(session=update, events=events, shadow_before=self.shadow_before)]
+
+    def describe(self, update: SessionUpdate) -> None:
+        update.title = self.title
+        update.parent = self.parent
+        update.is_subagent = self.subagent_file or self.sidechain
 
     # -- records ---------------------------------------------------------------------------
 
@@ -228,13 +209,7 @@ class _Transcript:
             self.parent = as_str(record.get("sessionId"))
         if record.get("isSidechain") is True:
             self.sidechain = True
-        time = parse_time(record.get("timestamp"))
-        if time is None:
-            return self.updated or self.created or 0
-        if self.created is None:
-            self.created = time
-        self.updated = time if self.updated is None else max(self.updated, time)
-        return time
+        return self.note_time(record.get("timestamp"))
 
     def _user(
         self, record: dict[str, Any], message: dict[str, Any], uuid: str | None, time: int
@@ -244,14 +219,12 @@ class _Transcript:
             # normally right after a compact_boundary (the same seq); older builds wrote no
             # boundary, and the summary alone marks where the model's view begins
             self.shadow_before = self.seq
-            self._emit(Kind.SUMMARY, "user", _block_text(content), time, injected=True, uid=uuid)
+            self.emit(Kind.SUMMARY, "user", _block_text(content), time, injected=True, uid=uuid)
             return
         meta = record.get("isMeta") is True
         if isinstance(content, str):
             text = clean_text(content)
-            self._emit(
-                Kind.USER, "user", text, time, injected=meta or _is_host_text(text), uid=uuid
-            )
+            self.emit(Kind.USER, "user", text, time, injected=meta or _is_host_text(text), uid=uuid)
             return
         if not isinstance(content, list):
             self.skipped[BAD_RECORD] += 1
@@ -279,9 +252,9 @@ class _Transcript:
         for kind, text, tool in parts:
             if kind == Kind.USER:
                 injected = meta or _is_host_text(text)
-                emitted = self._emit(kind, "user", text, time, injected=injected, uid=_nth(uuid, n))
+                emitted = self.emit(kind, "user", text, time, injected=injected, uid=_nth(uuid, n))
             else:
-                emitted = self._emit(kind, "tool", text, time, tool_name=tool, uid=_nth(uuid, n))
+                emitted = self.emit(kind, "tool", text, time, tool_name=tool, uid=_nth(uuid, n))
             if emitted:
                 n += 1
 
@@ -305,8 +278,8 @@ class _Transcript:
                     continue
                 self.reply_texts.append(text)
                 if self.reply_seq is None:
-                    self.reply_seq = self._next_seq()
-                self._emit(
+                    self.reply_seq = self.next_seq()
+                self.emit(
                     Kind.ASSISTANT,
                     "assistant",
                     "\n\n".join(self.reply_texts),
@@ -325,7 +298,7 @@ class _Transcript:
         if tool_id is not None:
             remember(self.tools, tool_id, name, MAX_TOOLS)
         arguments = json.dumps(block.get("input", {}), ensure_ascii=False)
-        self._emit(
+        self.emit(
             Kind.TOOL_CALL,
             "assistant",
             f"{name} {clean_text(arguments)}",
@@ -333,44 +306,6 @@ class _Transcript:
             tool_name=name,
             uid=tool_id or uuid,
         )
-
-    # -- events ----------------------------------------------------------------------------
-
-    def _next_seq(self) -> int:
-        seq = self.seq
-        self.seq += 1
-        return seq
-
-    def _emit(
-        self,
-        kind: Kind,
-        role: str,
-        text: str,
-        time: int,
-        *,
-        injected: bool = False,
-        tool_name: str | None = None,
-        uid: str | None = None,
-        seq: int | None = None,
-    ) -> bool:
-        """Add (or, with `seq`, replace) an event; empty text adds nothing."""
-        if not text.strip():
-            return False
-        if seq is None:
-            seq = self._next_seq()
-        self.events[seq] = Event(
-            session=self.session_id,
-            seq=seq,
-            time=time,
-            kind=kind,
-            role=role,
-            text=text,
-            surface=Surface.CURRENT,
-            injected=injected,
-            tool_name=tool_name,
-            uid=uid,
-        )
-        return True
 
 
 def _nth(uid: str | None, n: int) -> str | None:

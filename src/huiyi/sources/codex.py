@@ -20,18 +20,17 @@ The format has no title; the store derives one.
 
 from __future__ import annotations
 
-import copy
 import json
-import os
 import re
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from huiyi.model import Event, Kind, SessionUpdate, Surface
-from huiyi.sources.base import BAD_RECORD, UNKNOWN_TYPE, Cursor, ReadResult, SessionChunk
-from huiyi.sources.jsonl import as_str, clean_text, parse_time, read_session_file, remember
+from huiyi.model import Kind, SessionUpdate
+from huiyi.sources.base import BAD_RECORD, UNKNOWN_TYPE
+from huiyi.sources.fold import FileSession, JsonlReader
+from huiyi.sources.jsonl import as_str, clean_text, jsonl_files, parse_time, remember
 
 #: Text that marks a user-role `response_item` as written by Codex, not typed by the human.
 INJECTED_MARKERS = (
@@ -55,28 +54,17 @@ _UUID_TAIL = re.compile(
 MAX_CALLS = 256
 
 
-class CodexReader:
+class CodexReader(JsonlReader):
     """Reads Codex CLI rollouts, live and archived."""
 
     source: ClassVar[str] = "codex"
 
     def __init__(self, home: Path) -> None:
-        self.home = home
-
-    def roots(self) -> list[Path]:
-        return [self.home / "sessions", self.home / "archived_sessions"]
+        super().__init__([home / "sessions", home / "archived_sessions"], _Rollout)
 
     def discover(self) -> Iterator[Path]:
         for root in self.roots():
-            # os.walk ignores listing errors: a missing or vanishing root yields nothing
-            for dirpath, dirnames, filenames in os.walk(root):
-                dirnames.sort()
-                for name in sorted(filenames):
-                    if name.startswith("rollout-") and name.endswith(".jsonl"):
-                        yield Path(dirpath) / name
-
-    def read(self, path: Path, cursor: Cursor) -> ReadResult:
-        return read_session_file(path, cursor, _Rollout)
+            yield from jsonl_files(root, prefix="rollout-")
 
 
 def session_id_from_name(path: Path) -> str:
@@ -117,47 +105,31 @@ def _output_text(output: object) -> str:
     return _content_text(output)
 
 
-class _Rollout:
-    """What one rollout has taught us so far; `state()` round-trips it through the cursor."""
+class _Rollout(FileSession):
+    """What one rollout has taught us so far; `state()` round-trips it through the cursor.
+
+    Besides `FileSession`'s keys: `id` (the session id, fixed by the first record), `subagent`
+    and `calls` (tool names by `call_id`).
+    """
+
+    source: ClassVar[str] = CodexReader.source
 
     def __init__(self, path: Path, state: dict[str, Any], skipped: Counter[str]) -> None:
-        state = copy.deepcopy(state)
+        super().__init__(state.get("id"), state, skipped)
         self.path = path
-        self.skipped = skipped
-        self.seq: int = state.get("seq", 0)
-        self.session_id: str | None = state.get("id")
-        self.cwd: str | None = state.get("cwd")
-        self.created: int | None = state.get("created")
-        self.updated: int | None = state.get("updated")
         self.subagent: bool = state.get("subagent", False)
         self.calls: dict[str, str] = state.get("calls", {})
-        self.touched = False
-        self.events: list[Event] = []
-        self.shadow_before: int | None = None
 
     def state(self) -> dict[str, Any]:
         return {
-            "seq": self.seq,
+            **super().state(),
             "id": self.session_id,
-            "cwd": self.cwd,
-            "created": self.created,
-            "updated": self.updated,
             "subagent": self.subagent,
             "calls": self.calls,
         }
 
-    def chunks(self) -> list[SessionChunk]:
-        if self.session_id is None or not (self.events or self.touched):
-            return []
-        update = SessionUpdate(
-            id=self.session_id,
-            source=CodexReader.source,
-            cwd=self.cwd,
-            created=self.created,
-            updated=self.updated,
-            is_subagent=self.subagent,
-        )
-        return [SessionChunk(session=update, events=self.events, shadow_before=self.shadow_before)]
+    def describe(self, update: SessionUpdate) -> None:
+        update.is_subagent = self.subagent
 
     # -- records ---------------------------------------------------------------------------
 
@@ -176,7 +148,7 @@ class _Rollout:
             meta_id = as_str(payload.get("id")) if rtype == "session_meta" else None
             self.session_id = meta_id or session_id_from_name(self.path)
         self.touched = True
-        time = self._note(record)
+        time = self.note_time(record.get("timestamp"))
         if rtype == "session_meta":
             self._meta(payload, time)
         elif rtype == "response_item":
@@ -184,20 +156,11 @@ class _Rollout:
         elif rtype == "event_msg":
             if payload.get("type") == "user_message" and payload.get("kind") in (None, "plain"):
                 text = as_str(payload.get("message")) or ""
-                self._emit(Kind.USER, "user", text, time)
+                self.emit(Kind.USER, "user", text, time)
         else:  # compacted
             self.shadow_before = self.seq
             text = as_str(payload.get("message")) or ""
-            self._emit(Kind.SUMMARY, "user", text, time, injected=True)
-
-    def _note(self, record: dict[str, Any]) -> int:
-        time = parse_time(record.get("timestamp"))
-        if time is None:
-            return self.updated or self.created or 0
-        if self.created is None:
-            self.created = time
-        self.updated = time if self.updated is None else max(self.updated, time)
-        return time
+            self.emit(Kind.SUMMARY, "user", text, time, injected=True)
 
     def _meta(self, payload: dict[str, Any], time: int) -> None:
         if self.cwd is None:
@@ -221,13 +184,15 @@ class _Rollout:
             arguments = item.get(_CALL_ARGS[itype])
             if not isinstance(arguments, str):
                 arguments = json.dumps(arguments, ensure_ascii=False)
-            self._emit(
-                Kind.TOOL_CALL, "assistant", f"{name} {clean_text(arguments)}", time, tool=name
+            self.emit(
+                Kind.TOOL_CALL, "assistant", f"{name} {clean_text(arguments)}", time, tool_name=name
             )
         elif isinstance(itype, str) and itype.endswith("_output"):
             call_id = as_str(item.get("call_id"))
             tool = self.calls.get(call_id) if call_id else None
-            self._emit(Kind.TOOL_RESULT, "tool", _output_text(item.get("output")), time, tool=tool)
+            self.emit(
+                Kind.TOOL_RESULT, "tool", _output_text(item.get("output")), time, tool_name=tool
+            )
         elif itype not in _IGNORED_ITEMS:
             self.skipped[UNKNOWN_TYPE] += 1
 
@@ -235,39 +200,12 @@ class _Rollout:
         role = item.get("role")
         text = _content_text(item.get("content"))
         if role == "assistant":
-            self._emit(Kind.ASSISTANT, "assistant", text, time)
+            self.emit(Kind.ASSISTANT, "assistant", text, time)
         elif role == "user":
             if any(marker in text for marker in INJECTED_MARKERS):
-                self._emit(Kind.USER, "user", text, time, injected=True)
+                self.emit(Kind.USER, "user", text, time, injected=True)
             # any other user item repeats an event_msg/user_message prompt
         elif role in ("developer", "system"):
-            self._emit(Kind.USER, str(role), text, time, injected=True)
+            self.emit(Kind.USER, str(role), text, time, injected=True)
         else:
             self.skipped[BAD_RECORD] += 1
-
-    def _emit(
-        self,
-        kind: Kind,
-        role: str,
-        text: str,
-        time: int,
-        *,
-        injected: bool = False,
-        tool: str | None = None,
-    ) -> None:
-        if not text.strip() or self.session_id is None:
-            return
-        self.events.append(
-            Event(
-                session=self.session_id,
-                seq=self.seq,
-                time=time,
-                kind=kind,
-                role=role,
-                text=text,
-                surface=Surface.CURRENT,
-                injected=injected,
-                tool_name=tool,
-            )
-        )
-        self.seq += 1

@@ -14,18 +14,17 @@ live in the cursor state), so the same bytes always get the same seqs and append
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import os
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from huiyi.model import Event, Kind, SessionUpdate, Surface
-from huiyi.sources.base import BAD_RECORD, UNKNOWN_TYPE, Cursor, ReadResult, SessionChunk
-from huiyi.sources.jsonl import as_str, clean_text, parse_time, read_session_file
+from huiyi.model import Kind, SessionUpdate, Surface
+from huiyi.sources.base import BAD_RECORD, UNKNOWN_TYPE, SessionChunk
+from huiyi.sources.fold import JsonlReader, News
+from huiyi.sources.jsonl import as_str, clean_text, jsonl_files, parse_time
 
 #: role -> (kind, injected by default)
 ROLES: dict[str, tuple[Kind, bool]] = {
@@ -41,31 +40,20 @@ KINDS: dict[str, Kind] = {
 _SECONDS_BELOW = 100_000_000_000
 
 
-class GenericReader:
+class GenericReader(JsonlReader):
     """Reads files in the generic format: each path is a file or a folder of `*.jsonl`."""
 
     source: ClassVar[str] = "jsonl"
 
     def __init__(self, paths: Sequence[Path]) -> None:
-        self.paths = tuple(paths)
-
-    def roots(self) -> list[Path]:
-        return list(self.paths)
+        super().__init__(paths, _Log)
 
     def discover(self) -> Iterator[Path]:
-        for root in self.paths:
+        for root in self.roots():
             if root.is_file():
                 yield root
-                continue
-            # os.walk ignores listing errors: a missing or vanishing folder yields nothing
-            for dirpath, dirnames, filenames in os.walk(root):
-                dirnames.sort()
-                for name in sorted(filenames):
-                    if name.endswith(".jsonl"):
-                        yield Path(dirpath) / name
-
-    def read(self, path: Path, cursor: Cursor) -> ReadResult:
-        return read_session_file(path, cursor, _Log)
+            else:
+                yield from jsonl_files(root)
 
 
 def default_session_id(path: Path) -> str:
@@ -84,24 +72,18 @@ def parse_generic_time(value: object) -> int | None:
     return parse_time(value)
 
 
-@dataclass(slots=True)
-class _News:
-    """One session's news from this read."""
+class _News(News):
+    """One session's news from this read, with what it taught about the session's row."""
 
-    update: SessionUpdate
-    events: dict[int, Event] = field(default_factory=dict)
-    shadow_before: int | None = None
-
-    def chunk(self) -> SessionChunk:
-        events = [self.events[s] for s in sorted(self.events)]
-        return SessionChunk(session=self.update, events=events, shadow_before=self.shadow_before)
+    def __init__(self, update: SessionUpdate) -> None:
+        super().__init__(update.id)
+        self.update = update
 
 
 class _Log:
     """What one file has taught us so far; `state()` round-trips it through the cursor."""
 
     def __init__(self, path: Path, state: dict[str, Any], skipped: Counter[str]) -> None:
-        state = copy.deepcopy(state)
         self.path = path
         self.skipped = skipped
         self.next_seq: dict[str, int] = state.get("sessions", {})
@@ -115,7 +97,7 @@ class _Log:
     # -- records ---------------------------------------------------------------------------
 
     def chunks(self) -> list[SessionChunk]:
-        return [acc.chunk() for acc in self.news.values()]
+        return [news.chunk(news.update) for news in self.news.values()]
 
     def feed(self, record: dict[str, Any]) -> None:
         rtype = record.get("type", "message")
@@ -242,15 +224,14 @@ class _Log:
         update = news.update
         update.created = min(time, update.created) if update.created is not None else time
         update.updated = max(time, update.updated) if update.updated is not None else time
-        news.events[seq] = Event(
-            session=update.id,
-            seq=seq,
-            time=time,
-            kind=kind,
-            role=role,
-            text=text,
-            surface=surface,
+        news.add(
+            seq,
+            time,
+            kind,
+            role,
+            text,
             injected=injected,
             tool_name=as_str(record.get("tool")),
             uid=as_str(record.get("uid")),
+            surface=surface,
         )

@@ -12,18 +12,20 @@ lives here once:
 - Bad lines are counted, never fatal: `invalid-utf8`, `invalid-json`, and `bad-record` for JSON
   that is not an object. Blank lines are ignored.
 
-It also holds the small value helpers the readers share (timestamps, text cleaning, bounded
-maps kept in reader state), so each reader module is only about its own format.
+It also holds the small helpers the readers share (finding `*.jsonl` files, timestamps, text
+cleaning, bounded maps kept in reader state), so each reader module is only about its own
+format; `fold` holds what they share in turning records into sessions.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
-from collections.abc import Callable, Iterator, MutableMapping
+from collections.abc import Iterator, MutableMapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from huiyi.sources.base import (
     BAD_RECORD,
@@ -31,9 +33,6 @@ from huiyi.sources.base import (
     INVALID_UTF8,
     LINE_TOO_LONG,
     MAX_LINE_BYTES,
-    Cursor,
-    ReadResult,
-    SessionChunk,
 )
 
 _BLOCK = 1 << 20
@@ -115,6 +114,16 @@ class JsonLines:
         return value
 
 
+def jsonl_files(root: Path, *, prefix: str = "") -> Iterator[Path]:
+    """Every `<prefix>*.jsonl` file below `root`, in sorted order; a missing or vanishing folder
+    yields what could be listed (os.walk ignores listing errors)."""
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for name in sorted(filenames):
+            if name.startswith(prefix) and name.endswith(".jsonl"):
+                yield Path(dirpath) / name
+
+
 def parse_time(value: object) -> int | None:
     """Epoch milliseconds from an ISO 8601 string (naive means UTC) or from epoch ms."""
     if isinstance(value, bool):
@@ -156,30 +165,3 @@ def remember(mapping: MutableMapping[str, Any], key: str, value: Any, limit: int
     mapping[key] = value
     while len(mapping) > limit:
         del mapping[next(iter(mapping))]
-
-
-class SessionFold(Protocol):
-    """What one file's records build up (its sessions), carried between reads in `state`."""
-
-    def feed(self, record: dict[str, Any]) -> None: ...
-
-    def state(self) -> dict[str, Any]: ...
-
-    def chunks(self) -> list[SessionChunk]: ...
-
-
-def read_session_file(
-    path: Path,
-    cursor: Cursor,
-    fold: Callable[[Path, dict[str, Any], Counter[str]], SessionFold],
-) -> ReadResult:
-    """Feed a JSONL log's new records through `fold` (Claude, Codex, generic)."""
-    result = ReadResult(offset=cursor.offset)
-    session = fold(path, cursor.state, result.skipped)
-    lines = JsonLines(path, cursor.offset, result.skipped)
-    for record in lines:
-        session.feed(record)
-    result.offset = lines.offset
-    result.state = session.state()
-    result.chunks = session.chunks()
-    return result

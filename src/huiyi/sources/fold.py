@@ -1,0 +1,194 @@
+"""How the JSONL readers (Claude, Codex, generic) turn one file into sessions, read after read.
+
+A reader's format module supplies a *fold*: an object built from the cursor `state` of the
+previous read, fed this read's records one by one, then asked for the `state` to keep and the
+`chunks` to index (`SessionFold`). `JsonlReader` runs that loop over `JsonLines` once for all
+three, so a format module is only about its records.
+
+The memory a fold keeps between reads of one file has one home per shape:
+
+- `FileSession` is a file that is one session (Claude transcripts, Codex rollouts). It keeps the
+  running seq counter (these formats number nothing, so events are counted per file and the
+  same bytes always get the same seqs, however the reads were cut) and the session's facts so
+  far, saved under the keys `seq`, `cwd`, `created` and `updated`. A subclass adds the keys of
+  its own format in `__init__` and `state()`.
+- `News` is one session's news from this read (events by seq, where compaction cut), which
+  `FileSession` is built on and the generic fold keeps one of per session.
+
+The saved keys are a stored format: an index written by an earlier version hands them back on
+its next read, so a key may be added but never renamed or given a new meaning.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import Counter
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, ClassVar, Protocol
+
+from huiyi.model import Event, Kind, SessionUpdate, Surface
+from huiyi.sources.base import Cursor, ReadResult, SessionChunk
+from huiyi.sources.jsonl import JsonLines, parse_time
+
+
+class SessionFold(Protocol):
+    """What one file's records build up (its sessions), carried between reads in `state`."""
+
+    def feed(self, record: dict[str, Any]) -> None: ...
+
+    def state(self) -> dict[str, Any]: ...
+
+    def chunks(self) -> list[SessionChunk]: ...
+
+
+#: Builds a fold from the file, the previous read's state (its own copy) and the skip counter.
+Fold = Callable[[Path, dict[str, Any], Counter[str]], SessionFold]
+
+
+class JsonlReader:
+    """A `Reader` of one JSONL format: a subclass names its `source`, hands its roots and its
+    fold to `__init__` and says how files are found under the roots (`discover`)."""
+
+    source: ClassVar[str]
+
+    def __init__(self, roots: Iterable[Path], fold: Fold) -> None:
+        self._roots = list(roots)
+        self._fold = fold
+
+    def roots(self) -> list[Path]:
+        return list(self._roots)
+
+    def read(self, path: Path, cursor: Cursor) -> ReadResult:
+        """Feed the records after `cursor` through the fold; bad lines are counted by
+        `JsonLines` and unusable records by the fold, so no content makes a read fail."""
+        result = ReadResult(offset=cursor.offset)
+        fold = self._fold(path, copy.deepcopy(cursor.state), result.skipped)
+        lines = JsonLines(path, cursor.offset, result.skipped)
+        for record in lines:
+            fold.feed(record)
+        result.offset = lines.offset
+        result.state = fold.state()
+        result.chunks = fold.chunks()
+        return result
+
+
+class News:
+    """One session's news from this read: its events by seq (a later event under the same seq
+    replaces the earlier one, as the store upserts it) and where compaction cut it."""
+
+    def __init__(self, session_id: str | None) -> None:
+        self.session_id = session_id
+        self.events: dict[int, Event] = {}
+        self.shadow_before: int | None = None
+
+    def add(
+        self,
+        seq: int,
+        time: int,
+        kind: Kind,
+        role: str,
+        text: str,
+        *,
+        injected: bool = False,
+        tool_name: str | None = None,
+        uid: str | None = None,
+        surface: Surface = Surface.CURRENT,
+    ) -> None:
+        assert self.session_id is not None, "an event needs its session"
+        self.events[seq] = Event(
+            session=self.session_id,
+            seq=seq,
+            time=time,
+            kind=kind,
+            role=role,
+            text=text,
+            surface=surface,
+            injected=injected,
+            tool_name=tool_name,
+            uid=uid,
+        )
+
+    def chunk(self, update: SessionUpdate) -> SessionChunk:
+        events = [self.events[seq] for seq in sorted(self.events)]
+        return SessionChunk(session=update, events=events, shadow_before=self.shadow_before)
+
+
+class FileSession(News):
+    """A file that is one session, as far as it has been read; `state()` round-trips it through
+    the cursor (see the module docstring for the keys)."""
+
+    source: ClassVar[str]
+
+    def __init__(
+        self, session_id: str | None, state: dict[str, Any], skipped: Counter[str]
+    ) -> None:
+        super().__init__(session_id)
+        self.skipped = skipped
+        self.seq: int = state.get("seq", 0)
+        self.cwd: str | None = state.get("cwd")
+        self.created: int | None = state.get("created")
+        self.updated: int | None = state.get("updated")
+        #: whether this read brought any record of the session
+        self.touched = False
+
+    def state(self) -> dict[str, Any]:
+        return {"seq": self.seq, "cwd": self.cwd, "created": self.created, "updated": self.updated}
+
+    def chunks(self) -> list[SessionChunk]:
+        """This read's news: none until there is something worth a session row."""
+        if self.session_id is None or not self.has_news():
+            return []
+        update = SessionUpdate(
+            id=self.session_id,
+            source=self.source,
+            cwd=self.cwd,
+            created=self.created,
+            updated=self.updated,
+        )
+        self.describe(update)
+        return [self.chunk(update)]
+
+    def has_news(self) -> bool:
+        """Whether this read is worth a session row (by default: it read a record)."""
+        return self.touched
+
+    def describe(self, update: SessionUpdate) -> None:
+        """Fill in what the format knows beyond cwd and times (title, parent, subagent)."""
+
+    def note_time(self, value: object) -> int:
+        """The time of a record stamped `value`, which widens the session's created..updated;
+        a record without a usable stamp takes the last time known (0 before any)."""
+        time = parse_time(value)
+        if time is None:
+            return self.updated or self.created or 0
+        if self.created is None:
+            self.created = time
+        self.updated = time if self.updated is None else max(self.updated, time)
+        return time
+
+    def next_seq(self) -> int:
+        seq = self.seq
+        self.seq += 1
+        return seq
+
+    def emit(
+        self,
+        kind: Kind,
+        role: str,
+        text: str,
+        time: int,
+        *,
+        injected: bool = False,
+        tool_name: str | None = None,
+        uid: str | None = None,
+        seq: int | None = None,
+    ) -> bool:
+        """Add an event under the next seq (or, with `seq`, replace that one); blank text, or
+        no session known yet, adds nothing and takes no seq."""
+        if not text.strip() or self.session_id is None:
+            return False
+        if seq is None:
+            seq = self.next_seq()
+        self.add(seq, time, kind, role, text, injected=injected, tool_name=tool_name, uid=uid)
+        return True
