@@ -2,7 +2,8 @@
 a fresh temporary directory, and no test reads the real ~/.dsh, ~/.claude or ~/.codex.
 
 No test asserts on wall-clock time: a busy machine slows everything down. A linear-time bound is
-checked as a ratio (`cost_ratio`), and pure speed is measured by `make bench`.
+checked as a ratio (`cost_ratio`), pure speed is measured by `make bench`, and Hypothesis runs
+without its per-example deadline.
 """
 
 from __future__ import annotations
@@ -12,6 +13,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Hypothesis fails an example that runs over 200 ms, and a test whose data is slow to generate:
+# wall-clock checks that a busy machine trips. Off for every property test.
+settings.register_profile("huiyi", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("huiyi")
 
 
 @pytest.fixture(autouse=True)
