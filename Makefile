@@ -28,6 +28,8 @@ test: lint
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_index.py
+	$(BIN)/python benchmarks/bench_startup.py
+	$(BIN)/python benchmarks/bench_redact.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info

@@ -90,14 +90,22 @@ def sentence(rng: random.Random) -> str:
     return " ".join(parts)
 
 
-def generate(dsh_home: Path, sessions: int, events: int, workspaces: int, seed: int = 7) -> int:
+def generate(
+    dsh_home: Path,
+    sessions: int,
+    events: int,
+    workspaces: int,
+    seed: int = 7,
+    workspace_root: str = "/bench",
+) -> int:
+    """Write the history; session n works in `{workspace_root}/ws{n % workspaces}`."""
     rng = random.Random(seed)
     cctx = zstandard.ZstdCompressor(level=3)
     total = 0
     t0 = 1_780_000_000_000
     for n in range(sessions):
         sid = f"session-{n:08d}-0000-4000-8000-{n:012d}"
-        cwd = f"/bench/ws{n % workspaces}"
+        cwd = f"{workspace_root}/ws{n % workspaces}"
         folder = dsh_home / "sessions" / f"--bench-ws{n % workspaces}--" / sid
         folder.mkdir(parents=True)
         header = {

@@ -1,8 +1,10 @@
-"""`huiyi mcp` end to end: the SDK's own MCP client against the server in a subprocess.
+"""`huiyi mcp`: the SDK's own MCP client against huiyi's server.
 
-Every test writes small logs in the real DSH and Claude Code formats, starts `huiyi mcp` with an
-environment pointing at the test's temporary homes, and talks to it the way an agent harness
-does (stdio, or Streamable HTTP on 127.0.0.1).
+Every test writes small logs in the real DSH and Claude Code formats and talks to the server the
+way an agent harness does. The behaviour is tested in-process: the SDK's `Client` connected in
+memory to the server object `HuiyiMCP(hy, finder).build(...)`, with the same handshake a harness
+makes over stdio (`mode="legacy"`: initialize, then calls). Two smoke tests start the real
+command, one over stdio and one over Streamable HTTP on 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
@@ -21,23 +22,24 @@ from typing import Any
 import anyio
 import pytest
 from click.testing import CliRunner
-from mcp import ClientSession
+from mcp import Client, ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, ListRootsResult, Root, TextContent
 
+import huiyi
 from huiyi.api import Huiyi
 from huiyi.cli_mcp import mcp, parse_http
+from huiyi.integrations.context import CallerFinder
+from huiyi.integrations.mcp_server import HuiyiMCP
 from huiyi.safety.envelope import MARKER_NAME, notice
 from tests.builders import claude as cb
 from tests.builders import dsh as b
 
-# Runs `huiyi mcp` whether or not the main CLI group has registered the command yet.
-BOOT = (
-    "from huiyi.cli import main; from huiyi.cli_mcp import mcp; "
-    "main.commands.setdefault('mcp', mcp); main()"
-)
+#: The child processes import this checkout's huiyi, whatever the venv has installed.
+SRC = Path(huiyi.__file__).resolve().parent.parent
 RECALL_TOOLS = {"recall_history", "recall_expand", "session_list", "session_read"}
+MEMORY_TOOLS = {"memory", "memory_search"}
 NOT_FOUND = "no such session in this workspace"
 
 DSH_A = "session-aaaaaaaa-1111-4222-8333-944455556666"
@@ -54,11 +56,14 @@ class World:
     errlog: Path
 
     def env(self, **extra: str) -> dict[str, str]:
+        """The environment of a `huiyi mcp` child process."""
         return {
             "HOME": str(self.home),
             "HUIYI_HOME": str(self.home / ".huiyi"),
             "DSH_HOME": str(self.home / ".dsh"),
             "CODEX_HOME": str(self.home / ".codex"),
+            "HUIYI_EMBEDDER": "fake",
+            "PYTHONPATH": str(SRC),
             **extra,
         }
 
@@ -109,42 +114,44 @@ def world(isolated_home: Path, tmp_path: Path) -> World:
 
 @asynccontextmanager
 async def connect(
-    world: World,
     *,
     cwd: Path,
-    env: dict[str, str] | None = None,
+    forced: Path | None = None,
     roots: list[Path] | None = None,
-) -> AsyncIterator[ClientSession]:
-    params = StdioServerParameters(
-        command=sys.executable, args=["-c", BOOT, "mcp"], env=env or world.env(), cwd=str(cwd)
+) -> AsyncIterator[Client]:
+    """A client connected in memory to a server that runs in `cwd` (as `huiyi mcp` would,
+    with `--workspace forced`), offering `roots` when given."""
+    hy = Huiyi()
+    finder = CallerFinder(
+        server="huiyi",
+        dsh_home=hy.settings.dsh_home,
+        claude_dirs=hy.settings.claude_dirs,
+        cwd=str(cwd),
+        forced=None if forced is None else str(forced),
     )
+    app = HuiyiMCP(hy, finder)
 
     async def list_roots(context: Any) -> ListRootsResult:
         return ListRootsResult(roots=[Root(uri=path.as_uri()) for path in roots or []])
 
-    with world.errlog.open("a") as errlog:
-        async with (
-            stdio_client(params, errlog=errlog) as (read, write),
-            ClientSession(
-                read, write, list_roots_callback=list_roots if roots is not None else None
-            ) as session,
-        ):
-            with anyio.fail_after(30):
-                await session.initialize()
-            yield session
-
-
-def run(world: World, body: Callable[[ClientSession], Awaitable[None]], **kw: Any) -> None:
-    async def main() -> None:
-        async with connect(world, **kw) as session:
-            with anyio.fail_after(60):
-                await body(session)
-
     try:
-        anyio.run(main)
-    except BaseException:
-        print(world.errlog.read_text() if world.errlog.exists() else "(no server stderr)")
-        raise
+        async with Client(
+            app.build("huiyi"),
+            mode="legacy",  # the initialize handshake, as DSH, Claude Code and Codex make it
+            list_roots_callback=list_roots if roots is not None else None,
+        ) as client:
+            yield client
+    finally:
+        app.close()
+
+
+def run(body: Callable[[Client], Awaitable[None]], **kw: Any) -> None:
+    async def main() -> None:
+        with anyio.fail_after(60):
+            async with connect(**kw) as client:
+                await body(client)
+
+    anyio.run(main)
 
 
 def text_of(result: CallToolResult) -> str:
@@ -154,16 +161,16 @@ def text_of(result: CallToolResult) -> str:
     return block.text
 
 
-async def ok(session: ClientSession, tool: str, arguments: dict[str, Any]) -> str:
-    result = await session.call_tool(tool, arguments)
+async def ok(client: Client | ClientSession, tool: str, arguments: dict[str, Any]) -> str:
+    result = await client.call_tool(tool, arguments)
     text = text_of(result)
     assert not result.is_error, text
     assert_enveloped(text)
     return text
 
 
-async def error(session: ClientSession, tool: str, arguments: dict[str, Any]) -> str:
-    result = await session.call_tool(tool, arguments)
+async def error(client: Client | ClientSession, tool: str, arguments: dict[str, Any]) -> str:
+    result = await client.call_tool(tool, arguments)
     assert result.is_error, text_of(result)
     return text_of(result)
 
@@ -176,143 +183,127 @@ def assert_enveloped(text: str) -> None:
     assert rest[-1] == f"<<<END_{MARKER_NAME}_{token}>>>"
 
 
-# -- handshake and tools/list ------------------------------------------------------------------
+# -- tools/list -------------------------------------------------------------------------------
 
 
-def test_tools_are_listed_fast_with_limits_and_read_only_annotations(world: World) -> None:
-    listed: dict[str, Any] = {}
+def test_tools_are_listed_with_limits_and_read_only_annotations(world: World) -> None:
+    async def body(client: Client) -> None:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert set(tools) == RECALL_TOOLS | MEMORY_TOOLS
+        for name in RECALL_TOOLS:
+            annotations = tools[name].annotations
+            assert annotations is not None
+            assert annotations.read_only_hint is True
+            assert annotations.destructive_hint is False
+            assert annotations.idempotent_hint is True
+            assert annotations.open_world_hint is False
+            assert tools[name].description
 
-    async def main() -> None:
-        started = time.perf_counter()
-        async with connect(world, cwd=world.acme) as session:
-            tools = await session.list_tools()
-            listed["seconds"] = time.perf_counter() - started
-            listed["tools"] = {t.name: t for t in tools.tools}
+        def props(name: str) -> dict[str, Any]:
+            schema = tools[name].input_schema
+            assert isinstance(schema, dict)
+            return dict(schema["properties"])
 
-    anyio.run(main)
-    print(f"\nspawn + initialize + tools/list: {listed['seconds']:.3f} s")
-    assert listed["seconds"] < 5.0
+        history = props("recall_history")
+        assert set(history) == {"query", "limit"}
+        assert history["query"]["maxLength"] == 500
+        assert (history["limit"]["minimum"], history["limit"]["maximum"]) == (1, 20)
+        assert history["limit"]["default"] == 5
+        assert "compaction" in (tools["recall_history"].description or "")
 
-    tools = listed["tools"]
-    assert set(tools) >= RECALL_TOOLS
-    for name in RECALL_TOOLS:
-        annotations = tools[name].annotations
-        assert annotations is not None
-        assert annotations.read_only_hint is True
-        assert annotations.destructive_hint is False
-        assert annotations.idempotent_hint is True
-        assert annotations.open_world_hint is False
-        assert tools[name].description
+        expand = props("recall_expand")
+        assert set(expand) == {"seq", "sessionId", "before", "after"}
+        for side in ("before", "after"):
+            limits = (expand[side]["minimum"], expand[side]["maximum"], expand[side]["default"])
+            assert limits == (0, 50, 3)
 
-    def props(name: str) -> dict[str, Any]:
-        schema = tools[name].input_schema
-        assert isinstance(schema, dict)
-        return dict(schema["properties"])
+        listing = props("session_list")
+        assert set(listing) == {"limit", "includeSubagents"}
+        assert (listing["limit"]["minimum"], listing["limit"]["maximum"]) == (1, 100)
+        assert listing["includeSubagents"]["default"] is False
 
-    history = props("recall_history")
-    assert set(history) == {"query", "limit"}
-    assert history["query"]["maxLength"] == 500
-    assert (history["limit"]["minimum"], history["limit"]["maximum"]) == (1, 20)
-    assert history["limit"]["default"] == 5
-    assert "compaction" in (tools["recall_history"].description or "")
+        read = props("session_read")
+        assert set(read) == {"sessionId", "last", "fromSeq", "includeTools", "maxChars"}
+        assert tools["session_read"].input_schema.get("required") == ["sessionId"]
+        last = (read["last"]["minimum"], read["last"]["maximum"], read["last"]["default"])
+        assert last == (1, 500, 30)
+        assert (read["maxChars"]["minimum"], read["maxChars"]["maximum"]) == (200, 60_000)
 
-    expand = props("recall_expand")
-    assert set(expand) == {"seq", "sessionId", "before", "after"}
-    for side in ("before", "after"):
-        assert (expand[side]["minimum"], expand[side]["maximum"], expand[side]["default"]) == (
-            0,
-            50,
-            3,
-        )
-
-    listing = props("session_list")
-    assert set(listing) == {"limit", "includeSubagents"}
-    assert (listing["limit"]["minimum"], listing["limit"]["maximum"]) == (1, 100)
-    assert listing["includeSubagents"]["default"] is False
-
-    read = props("session_read")
-    assert set(read) == {"sessionId", "last", "fromSeq", "includeTools", "maxChars"}
-    assert tools["session_read"].input_schema.get("required") == ["sessionId"]
-    assert (read["last"]["minimum"], read["last"]["maximum"], read["last"]["default"]) == (
-        1,
-        500,
-        30,
-    )
-    assert (read["maxChars"]["minimum"], read["maxChars"]["maximum"]) == (200, 60_000)
+    run(body, cwd=world.acme)
 
 
 def test_memory_tools_are_listed_as_writing(world: World) -> None:
-    async def body(session: ClientSession) -> None:
-        tools = {t.name: t for t in (await session.list_tools()).tools}
-        assert {"memory", "memory_search"} <= set(tools)
+    async def body(client: Client) -> None:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert set(tools) >= MEMORY_TOOLS
         write = tools["memory"].annotations
         assert write is not None and write.read_only_hint is False
         assert write.destructive_hint is True
 
         saved = text_of(
-            await session.call_tool(
+            await client.call_tool(
                 "memory",
                 {"action": "add", "target": "memory", "content": "Deploys use make ship."},
             )
         )
         assert "saved" in saved
-        found = text_of(await session.call_tool("memory_search", {"query": "deploys ship"}))
+        found = text_of(await client.call_tool("memory_search", {"query": "deploys ship"}))
         assert "Deploys use make ship." in found
 
-    run(world, body, cwd=world.acme)
+    run(body, cwd=world.acme)
 
 
 # -- the four tools on fixture logs ------------------------------------------------------------
 
 
 def test_each_recall_tool_answers_from_the_workspace_logs(world: World) -> None:
-    async def body(session: ClientSession) -> None:
-        dsh_hit = await ok(session, "recall_history", {"query": "zebraquartz"})
+    async def body(client: Client) -> None:
+        dsh_hit = await ok(client, "recall_history", {"query": "zebraquartz"})
         assert "Deploy notes" in dsh_hit and DSH_A in dsh_hit
         assert "search path:" in dsh_hit
 
-        claude_hit = await ok(session, "recall_history", {"query": "lanternfig", "limit": 3})
+        claude_hit = await ok(client, "recall_history", {"query": "lanternfig", "limit": 3})
         assert CLAUDE_A in claude_hit
 
         expanded = await ok(
-            session, "recall_expand", {"sessionId": DSH_A, "seq": 0, "before": 0, "after": 1}
+            client, "recall_expand", {"sessionId": DSH_A, "seq": 0, "before": 0, "after": 1}
         )
         assert "Remember: production deploys go through the zebraquartz pipeline." in expanded
         assert "Noted: zebraquartz runs every production deploy." in expanded
 
-        listed = await ok(session, "session_list", {})
+        listed = await ok(client, "session_list", {})
         assert DSH_A in listed and CLAUDE_A in listed
         assert DSH_B not in listed and "Beta cache" not in listed
 
-        tail = await ok(session, "session_read", {"sessionId": CLAUDE_A, "last": 5})
+        tail = await ok(client, "session_read", {"sessionId": CLAUDE_A, "last": 5})
         assert "binds fixed port 8080" in tail
-        page = await ok(session, "session_read", {"sessionId": DSH_A, "fromSeq": 0})
+        page = await ok(client, "session_read", {"sessionId": DSH_A, "fromSeq": 0})
         assert "zebraquartz pipeline" in page and "(end of session)" in page
 
-        other = await ok(session, "recall_history", {"query": "kumquatvault"})
+        other = await ok(client, "recall_history", {"query": "kumquatvault"})
         assert DSH_B not in other and "kumquatvault cache" not in other
 
-    run(world, body, cwd=world.acme)
+    run(body, cwd=world.acme)
 
 
 def test_bad_arguments_come_back_as_tool_errors_that_say_what_to_pass(world: World) -> None:
-    async def body(session: ClientSession) -> None:
-        assert await error(session, "recall_history", {"limit": 99}) == (
+    async def body(client: Client) -> None:
+        assert await error(client, "recall_history", {"limit": 99}) == (
             "limit must be between 1 and 20 (got 99)"
         )
         assert "query must be at most 500 characters" in await error(
-            session, "recall_history", {"query": "x" * 501}
+            client, "recall_history", {"query": "x" * 501}
         )
         assert "maxChars must be between 200 and 60000" in await error(
-            session, "session_read", {"sessionId": DSH_A, "maxChars": 10}
+            client, "session_read", {"sessionId": DSH_A, "maxChars": 10}
         )
-        unknown = await error(session, "session_read", {"sessionId": "session-nope"})
+        unknown = await error(client, "session_read", {"sessionId": "session-nope"})
         assert unknown == NOT_FOUND
         # a real id from another workspace is indistinguishable from an unknown one
-        assert await error(session, "session_read", {"sessionId": DSH_B}) == unknown
-        assert await error(session, "recall_expand", {"sessionId": DSH_B, "seq": 0}) == unknown
+        assert await error(client, "session_read", {"sessionId": DSH_B}) == unknown
+        assert await error(client, "recall_expand", {"sessionId": DSH_B, "seq": 0}) == unknown
 
-    run(world, body, cwd=world.acme)
+    run(body, cwd=world.acme)
 
 
 # -- caller binding ----------------------------------------------------------------------------
@@ -328,44 +319,74 @@ def write_pending_caller(world: World, arguments: str) -> None:
 def test_a_pending_dsh_call_makes_its_session_current(world: World) -> None:
     write_pending_caller(world, '{ "limit": 5 }')
 
-    async def body(session: ClientSession) -> None:
+    async def body(client: Client) -> None:
         # the server runs elsewhere: only the pending call says who is asking
-        recovered = await ok(session, "recall_history", {"limit": 5})
+        recovered = await ok(client, "recall_history", {"limit": 5})
         assert "what compaction removed from the current session (Deploy notes)" in recovered
         assert "zebraquartz pipeline" in recovered
 
         # other arguments: not that session's call, so no current session is known
-        assert "no current session is known" in await error(session, "recall_history", {"limit": 4})
+        assert "no current session is known" in await error(client, "recall_history", {"limit": 4})
 
-    run(world, body, cwd=world.elsewhere)
+    run(body, cwd=world.elsewhere)
 
 
 def test_mcp_roots_give_the_workspace_when_the_logs_do_not(world: World) -> None:
-    async def body(session: ClientSession) -> None:
-        listed = await ok(session, "session_list", {})
+    async def body(client: Client) -> None:
+        listed = await ok(client, "session_list", {})
         assert DSH_B in listed and DSH_A not in listed
 
-    run(world, body, cwd=world.acme, roots=[world.beta, world.acme])
+    run(body, cwd=world.acme, roots=[world.beta, world.acme])
 
 
 def test_huiyi_workspace_wins_over_everything(world: World) -> None:
     write_pending_caller(world, "{}")
-    env = world.env(HUIYI_WORKSPACE=str(world.beta))
 
-    async def body(session: ClientSession) -> None:
-        beta = await ok(session, "recall_history", {"query": "kumquatvault"})
+    async def body(client: Client) -> None:
+        beta = await ok(client, "recall_history", {"query": "kumquatvault"})
         assert DSH_B in beta and "kumquatvault cache" in beta
-        acme = await ok(session, "recall_history", {"query": "zebraquartz"})
+        acme = await ok(client, "recall_history", {"query": "zebraquartz"})
         assert DSH_A not in acme and "zebraquartz pipeline" not in acme
-        listed = await ok(session, "session_list", {})
+        listed = await ok(client, "session_list", {})
         assert DSH_B in listed and DSH_A not in listed and CLAUDE_A not in listed
         # the pending caller lives in another workspace, so it is not made current
-        assert "no current session is known" in await error(session, "recall_history", {})
+        assert "no current session is known" in await error(client, "recall_history", {})
 
-    run(world, body, cwd=world.acme, env=env)
+    # HUIYI_WORKSPACE becomes the finder's forced workspace (the stdio smoke test checks that)
+    run(body, cwd=world.acme, forced=world.beta, roots=[world.acme])
 
 
-# -- Streamable HTTP ---------------------------------------------------------------------------
+# -- the real command: stdio and Streamable HTTP -------------------------------------------------
+
+
+def test_huiyi_mcp_over_stdio_honours_huiyi_workspace_and_keeps_stderr_quiet(
+    world: World,
+) -> None:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "huiyi", "mcp"],
+        env=world.env(HUIYI_WORKSPACE=str(world.beta)),
+        cwd=str(world.acme),
+    )
+    result: dict[str, Any] = {}
+
+    async def main() -> None:
+        with anyio.fail_after(60), world.errlog.open("w") as errlog:
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                result["tools"] = {t.name for t in (await session.list_tools()).tools}
+                result["list"] = await ok(session, "session_list", {})
+
+    try:
+        anyio.run(main)
+    finally:
+        print(world.errlog.read_text() if world.errlog.exists() else "(no server stderr)")
+    assert result["tools"] == RECALL_TOOLS | MEMORY_TOOLS
+    assert DSH_B in result["list"] and DSH_A not in result["list"]
+    assert world.errlog.read_text() == ""
 
 
 def free_port() -> int:
@@ -374,25 +395,26 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def wait_for_port(port: int, process: subprocess.Popen[bytes], deadline: float) -> None:
-    while time.monotonic() < deadline:
+def wait_for_port(port: int, process: subprocess.Popen[bytes], attempts: int = 600) -> None:
+    """Until the server accepts a connection, or exits, or `attempts` waits of 0.1 s on it."""
+    for _ in range(attempts):
         if process.poll() is not None:
             raise AssertionError(f"huiyi mcp --http exited with {process.returncode}")
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
                 return
         except OSError:
-            # not listening yet: wait for the process a moment instead of sleeping blindly
+            # not listening yet: wait on the process (returns at once if it exits)
             with suppress(subprocess.TimeoutExpired):
-                process.wait(timeout=0.05)
-    raise AssertionError(f"nothing listened on 127.0.0.1:{port} in time")
+                process.wait(timeout=0.1)
+    raise AssertionError(f"nothing listened on 127.0.0.1:{port}")
 
 
-def test_streamable_http_on_loopback_answers_tools_list(world: World) -> None:
+def test_huiyi_mcp_over_streamable_http_on_loopback_answers_tools_list(world: World) -> None:
     port = free_port()
     with world.errlog.open("wb") as errlog:
         process = subprocess.Popen(
-            [sys.executable, "-c", BOOT, "mcp", "--http", f"127.0.0.1:{port}"],
+            [sys.executable, "-m", "huiyi", "mcp", "--http", f"127.0.0.1:{port}"],
             env={**os.environ, **world.env()},
             cwd=world.acme,
             stdin=subprocess.DEVNULL,
@@ -400,11 +422,11 @@ def test_streamable_http_on_loopback_answers_tools_list(world: World) -> None:
             stderr=errlog,
         )
     try:
-        wait_for_port(port, process, time.monotonic() + 30)
+        wait_for_port(port, process)
         result: dict[str, Any] = {}
 
         async def main() -> None:
-            with anyio.fail_after(30):
+            with anyio.fail_after(60):
                 async with (
                     streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (read, write),
                     ClientSession(read, write) as session,
@@ -416,10 +438,14 @@ def test_streamable_http_on_loopback_answers_tools_list(world: World) -> None:
         anyio.run(main)
     finally:
         process.terminate()
-        process.wait(timeout=30)
-    assert result["tools"] >= RECALL_TOOLS
+        process.wait(timeout=60)
+        print(world.errlog.read_text())
+    assert result["tools"] == RECALL_TOOLS | MEMORY_TOOLS
     assert DSH_A in result["list"]
     assert "Streamable HTTP on http://127.0.0.1" in world.errlog.read_text()
+
+
+# -- arguments of the command ------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -455,11 +481,3 @@ def test_a_missing_workspace_is_refused_at_start(tmp_path: Path) -> None:
     result = CliRunner().invoke(mcp, ["--workspace", str(tmp_path / "nope")], obj=Huiyi())
     assert result.exit_code == 2
     assert "does not exist" in result.output
-
-
-def test_server_stderr_is_quiet_on_success(world: World) -> None:
-    async def body(session: ClientSession) -> None:
-        await ok(session, "session_list", {})
-
-    run(world, body, cwd=world.acme)
-    assert world.errlog.read_text() == ""

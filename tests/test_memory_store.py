@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import os
+import select
 import stat
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -86,19 +86,18 @@ def test_a_hand_edit_before_a_write_is_never_overwritten() -> None:
     assert mem.entries("memory") == ["Stale copy.", "New by hand.", "Agent note."]
 
 
-def test_two_processes_adding_200_entries_each_lose_nothing(isolated_home: Path) -> None:
+def test_two_processes_adding_200_entries_each_lose_nothing() -> None:
     src = Path(huiyi.__path__[0]).parent
     script = textwrap.dedent(
         """
-        import os, sys
+        import sys
         from huiyi.config import Settings
         from huiyi.memory import Memory, MemoryConfig, Operation, Target
-        tag, ready, go = sys.argv[1], sys.argv[2], sys.argv[3]
+        tag = sys.argv[1]
         mem = Memory(Settings.from_env(), "/work/projects/shop",
                      config=MemoryConfig(memory_limit=1_000_000))
-        open(ready, "w").close()
-        while not os.path.exists(go):
-            pass
+        print("ready", flush=True)
+        sys.stdin.readline()  # blocks until the test says go
         for i in range(200):
             reply = mem.add("memory", f"{tag} note {i}")
             assert reply.ok, reply.message
@@ -106,25 +105,36 @@ def test_two_processes_adding_200_entries_each_lose_nothing(isolated_home: Path)
     )
     path = os.pathsep.join([str(src), os.environ.get("PYTHONPATH", "")])
     env = {**os.environ, "PYTHONPATH": path}
-    go = isolated_home / "go"
-    readies = [isolated_home / f"ready-{tag}" for tag in "ab"]
     procs = [
-        subprocess.Popen([sys.executable, "-c", script, tag, str(ready), str(go)], env=env)
-        for tag, ready in zip("ab", readies, strict=True)
+        subprocess.Popen(
+            [sys.executable, "-c", script, tag],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for tag in "ab"
     ]
-    deadline = time.monotonic() + 60
     try:
-        for ready, proc in zip(readies, procs, strict=True):
-            while not ready.exists():
-                assert proc.poll() is None, "writer died before starting"
-                assert time.monotonic() < deadline, "writer never started"
-        go.touch()  # both writers start together
         for proc in procs:
-            assert proc.wait(timeout=120) == 0
+            assert proc.stdout is not None
+            # wait for the line (or for the pipe to close when the writer dies), not for a time
+            readable, _, _ = select.select([proc.stdout], [], [], 120)
+            assert readable, "writer printed nothing in 120 s"
+            assert proc.stdout.readline() == "ready\n", "writer died before starting"
+        for proc in procs:  # both writers start together
+            assert proc.stdin is not None
+            proc.stdin.write("go\n")
+            proc.stdin.close()
+        for proc in procs:
+            assert proc.wait(timeout=300) == 0
     finally:
         for proc in procs:
             if proc.poll() is None:
                 proc.kill()
+            proc.wait()
+            if proc.stdout is not None:
+                proc.stdout.close()
     entries = make(memory_limit=1_000_000).entries("memory")
     expected = {f"{tag} note {i}" for tag in "ab" for i in range(200)}
     assert len(entries) == 400

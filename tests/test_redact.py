@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import time
+from collections.abc import Callable
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -238,10 +238,10 @@ def test_redaction_is_idempotent_on_every_example() -> None:
 
 
 # ------------------------------------------------------------------------------------------
-# Linear time: a 200,000-character adversarial line in several shapes.
+# Linear time: adversarial lines in several shapes, 10,000 and 100,000 characters long.
 # ------------------------------------------------------------------------------------------
 
-_N = 200_000
+_N = 10_000
 _ADVERSARIAL = {
     "run of a": "a",
     "run of =": "=",
@@ -274,16 +274,17 @@ _ADVERSARIAL = {
 
 
 @pytest.mark.parametrize("unit", list(_ADVERSARIAL.values()), ids=list(_ADVERSARIAL))
-def test_a_200k_character_adversarial_line_is_redacted_in_under_100_ms(unit: str) -> None:
-    line = (unit * (_N // len(unit) + 1))[:_N]
-    # Best of five: the bound is about the algorithm, not about a neighbour's busy CPU. A
-    # pattern that backtracks is quadratic here (minutes, not milliseconds).
-    best = float("inf")
-    for _ in range(5):
-        start = time.perf_counter()
-        redact(line)
-        best = min(best, time.perf_counter() - start)
-    assert best < 0.100, f"{best * 1000:.0f} ms"
+def test_an_adversarial_line_ten_times_longer_costs_no_more_than_ten_short_ones(
+    unit: str, cost_ratio: Callable[..., float]
+) -> None:
+    def line(n: int) -> str:
+        return (unit * (n // len(unit) + 1))[:n]
+
+    # Linear: one 100,000-character line costs what ten 10,000-character lines cost (ratio
+    # about 1). A pattern that backtracks is quadratic: ten times the cost (and minutes, not
+    # milliseconds, at this length). Throughput is measured by `make bench`, not here.
+    ratio = cost_ratio(redact, line, _N)
+    assert ratio < 3, f"ten times the length cost {ratio:.1f} times as much"
 
 
 # ------------------------------------------------------------------------------------------
