@@ -29,7 +29,6 @@ from huiyi.cli import main
 from huiyi.config import Settings
 from huiyi.integrations.context import MAX_AGE_SECONDS, MAX_LOGS, CallerFinder
 from huiyi.integrations.mcp_server import HuiyiMCP
-from huiyi.memory.config import MemoryConfig
 from huiyi.memory.extract import DEBOUNCE_S, MAX_FACTS
 from huiyi.memory.search import HALF_LIFE_DAYS, HIT_WEIGHT, K1, B
 from huiyi.memory.tools import STOP_AFTER
@@ -199,7 +198,7 @@ def variables_read_by_the_code() -> set[str]:
                     names.add(node.value)
             elif isinstance(node, ast.Call):
                 func = ast.unparse(node.func)
-                if re.search(r"(?:env|environ)\.get$|getenv$|^_env\w*$", func):
+                if re.search(r"(?:env|environ)\.get$|getenv$|^_env\w*$|^read\.\w+$", func):
                     names.update(
                         arg.value
                         for arg in node.args
@@ -258,8 +257,9 @@ def claim(doc: str, pattern: str, *expected: float) -> Any:
     return pytest.param(doc, pattern, expected, id=f"{doc}: {pattern[:40]}")
 
 
-MEMORY = MemoryConfig.from_env({})
-INJECT_DEFAULT = Settings.from_env({}).max_inject_chars
+DEFAULTS = Settings.from_env({"HOME": "/nonexistent"})
+MEMORY = DEFAULTS.memory
+INJECT_DEFAULT = DEFAULTS.max_inject_chars
 TOKEN_HEX = len(wrap("x").split("\n")[1].removeprefix(f"<<<{MARKER_NAME}_").removesuffix(">>>"))
 
 #: (doc, a pattern whose groups are numbers, the values the code uses)
