@@ -87,7 +87,8 @@ def immediate(conn: sqlite3.Connection) -> Iterator[None]:
     try:
         yield
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:  # SQLite rolls some failures back by itself
+            conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
 

@@ -194,7 +194,8 @@ def apply(conn: sqlite3.Connection) -> list[str]:
                 applied.append(name)
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:  # SQLite rolls some failures back by itself
+                conn.execute("ROLLBACK")
             raise
     return applied
 
