@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from huiyi.recall.tools import Recall
     from huiyi.search.embed import Embedder
     from huiyi.search.semantic import Semantic
+    from huiyi.store.maintenance import RepairReport
 
 MAX_LIMIT = 1000
 
@@ -132,10 +133,18 @@ class Huiyi:
         report.seconds = time.perf_counter() - started
         return report
 
-    def index_demo(self) -> IndexReport:
-        """Index the bundled demo history (a few zh+en sessions in real DSH/Claude formats)."""
-        from huiyi.demo import demo_readers
+    def index_demo(self) -> IndexReport | None:
+        """Index the bundled demo history (a few zh+en sessions in real DSH/Claude formats).
 
+        Only into an empty index: when it already holds sessions (say, real ones whose logs
+        Claude Code has deleted since), nothing is done and None is returned, so made-up
+        history never mixes with real history.
+        """
+        from huiyi.demo import demo_readers
+        from huiyi.store import maintenance
+
+        if maintenance.has_sessions(self.conn):
+            return None
         report = self.index(readers=demo_readers())
         report.demo = True
         return report
@@ -357,36 +366,64 @@ class Huiyi:
 
     def forget(self, *, session_id: str | None = None, workspace: str | Path | None = None) -> int:
         """Remove a session or a whole workspace from the index, and keep them out of it."""
+        from huiyi.store import maintenance
+
         if (session_id is None) == (workspace is None):
             raise UsageError("forget needs exactly one of a session id or --workspace DIR")
-        with db.writer_lock(self.settings.lock_path), self.conn:
-            ingestor = Ingestor(self.conn)
+        with db.writer_lock(self.settings.lock_path):
             if session_id is not None:
-                rows = [queries.session_by_id(self.conn, session_id)]
-                if rows[0] is None:
+                if not maintenance.forget_session(self.conn, session_id):
                     raise NotFoundError(f"no session {session_id!r} in the index")
-                kind, value = "session", session_id
-            else:
-                value = workspace_of(os.path.abspath(os.path.expanduser(str(workspace))))
-                kind = "workspace"
-                rows = list(queries.list_sessions(self.conn, workspace=value, include_private=True))
-                rows += [
-                    r
-                    for r in (
-                        queries.session_by_sid(self.conn, sid)
-                        for (sid,) in self.conn.execute(
-                            "SELECT sid FROM sessions WHERE workspace = ? AND event_count = 0",
-                            (value,),
-                        )
-                    )
-                    if r is not None
-                ]
-            for row in rows:
-                assert row is not None
-                ingestor.delete_events(row.sid)
-                self.conn.execute("DELETE FROM sessions WHERE sid = ?", (row.sid,))
-            self.conn.execute(
-                "INSERT OR REPLACE INTO forgotten (kind, value, at) VALUES (?, ?, ?)",
-                (kind, value, int(time.time() * 1000)),
-            )
-        return len(rows)
+                return 1
+            value = workspace_of(os.path.abspath(os.path.expanduser(str(workspace))))
+            return maintenance.forget_workspace(self.conn, value)
+
+    # -- health --------------------------------------------------------------------------
+
+    def doctor(self) -> dict[str, Any]:
+        """What `huiyi doctor` shows: sources, contents, health and embedding coverage.
+
+        Never fails on a damaged index: `healthy` is then False and `problem` says what to do.
+        """
+        from huiyi import doctor
+        from huiyi.store import maintenance
+
+        health = maintenance.check(self.settings.db_path)
+        if not health.file_ok or health.newer:
+            return doctor.report(self.settings, health)
+        embedded, embeddable = self.coverage(all_workspaces=True)
+        semantic = self.semantic
+        return doctor.report(
+            self.settings,
+            health,
+            totals=maintenance.totals(self.conn),
+            per_source=maintenance.per_source(self.conn),
+            embeddings={
+                "model": semantic.model if semantic else None,
+                "embedded": embedded,
+                "embeddable": embeddable,
+            },
+        )
+
+    def repair(
+        self,
+        *,
+        progress: Callable[[str, int, int], None] | None = None,
+        lock_timeout: float = 120.0,
+    ) -> RepairReport:
+        """Check the index and mend what is damaged, losing no session that was indexed.
+
+        Damaged text indexes are rebuilt in place; a damaged file is moved aside, rebuilt from
+        the logs, and what only it still held is salvaged (`store.maintenance.repair`).
+        """
+        from huiyi.store import maintenance
+
+        self.close()  # the file may be moved aside: the next use opens the repaired one
+        self.settings.ensure_home()
+        return maintenance.repair(
+            self.settings.db_path,
+            self.settings.lock_path,
+            default_readers(self.settings),
+            progress=progress,
+            lock_timeout=lock_timeout,
+        )

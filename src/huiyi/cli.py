@@ -95,8 +95,7 @@ def index(
             emit_json(report.as_dict())
         else:
             _print_report(report)
-        if report.files == 0 and not jsonl:
-            _demo(hy, as_json, embed=not no_embed)
+        if report.files == 0 and not jsonl and _demo(hy, as_json, embed=not no_embed):
             return
         if not no_embed:
             _embed(hy, quiet=as_json)
@@ -129,7 +128,8 @@ def _embed(hy: Huiyi, *, quiet: bool) -> None:
         click.echo(f"embedded {done:,} messages for semantic search ({rate:.0f}/s)")
 
 
-def _demo(hy: Huiyi, as_json: bool, *, embed: bool) -> None:
+def _demo(hy: Huiyi, as_json: bool, *, embed: bool) -> bool:
+    """Show the bundled demo when no logs were found; False when the index is not empty."""
     settings = hy.settings
     roots = [
         settings.dsh_home / "sessions",
@@ -137,10 +137,12 @@ def _demo(hy: Huiyi, as_json: bool, *, embed: bool) -> None:
         settings.codex_home / "sessions",
     ]
     report = hy.index_demo()
+    if report is None:
+        return False  # the index holds sessions already: no made-up history next to them
     if embed:
         _embed(hy, quiet=True)
     if as_json:
-        return
+        return True
     click.echo("\nNo agent logs were found in:")
     for root in roots:
         click.echo(f"  {root}")
@@ -154,6 +156,7 @@ def _demo(hy: Huiyi, as_json: bool, *, embed: bool) -> None:
         f"\nTry: huiyi search 'port 8321' --workspace {DEMO_WORKSPACE}   "
         "huiyi sessions --all   huiyi doctor"
     )
+    return True
 
 
 # -- search -----------------------------------------------------------------------------
@@ -368,57 +371,96 @@ def show(
 
 
 @main.command()
-@click.option("--repair", is_flag=True, help="Rebuild the full-text index from the kept text.")
+@click.option(
+    "--repair",
+    is_flag=True,
+    help="Mend a damaged index: rebuild the full-text index from the kept text, or move a "
+    "damaged file aside, rebuild it from the logs and salvage the sessions whose logs are gone.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_obj
 def doctor(hy: Huiyi, repair: bool, as_json: bool) -> None:
     """Sources found, counts, bad lines by reason, index size and integrity."""
-    from huiyi import doctor as doc
+    from huiyi.errors import StoreError
 
     with clean_errors():
-        if repair:
-            rows = doc.rebuild_fulltext(hy.conn)
-            click.echo(f"rebuilt the full-text index: {rows} events")
-        report = doc.diagnose(hy.conn, hy.settings)
-        embedded, embeddable = hy.coverage(all_workspaces=True)
-        semantic = hy.semantic
-        report["embeddings"] = {
-            "model": semantic.model if semantic else None,
-            "embedded": embedded,
-            "embeddable": embeddable,
-        }
+        repaired = hy.repair(progress=_Bar()) if repair else None
+        report = hy.doctor()
+        if repaired is not None:
+            report["repair"] = repaired.as_dict()
         if as_json:
             emit_json(report)
-            return
-        click.echo(f"index      {report['index']} ({report['index_bytes'] / 1e6:.1f} MB)")
+        else:
+            if "repair" in report:
+                _print_repair(report["repair"])
+            _print_doctor(report)
+        if report["problem"]:
+            raise StoreError(report["problem"])
+
+
+def _print_repair(done: dict[str, Any]) -> None:
+    if done["action"] == "none":
+        click.echo("repair     nothing to repair: the index is healthy\n")
+        return
+    click.echo(f"repair     found: {safe(done['found'])}")
+    if done["action"] == "text-indexes":
+        click.echo(
+            "           rebuilt the full-text and fuzzy indexes from the kept text "
+            f"({done['text_events']:,} events)\n"
+        )
+        return
+    if done["moved_aside"]:
+        click.echo(f"           moved the damaged file aside to {done['moved_aside']}")
+    click.echo(f"           rebuilt {done['sessions_from_logs']} sessions from their logs")
+    click.echo(
+        f"           salvaged {done['sessions_salvaged']} sessions "
+        f"({done['events_salvaged']:,} events) whose logs are gone, from the kept text"
+    )
+    if done["forget_rules_kept"]:
+        click.echo(f"           kept {done['forget_rules_kept']} forget rules")
+    if done["unreadable_rows"]:
+        lost = ", ".join(f"{t} {n}" for t, n in sorted(done["unreadable_rows"].items()))
+        click.echo(f"           rows that could not be read (at most): {lost}")
+    for note in done["notes"]:
+        click.echo(f"           {safe(note)}")
+    click.echo("           vectors for semantic search are computed again by `huiyi index`\n")
+
+
+def _print_doctor(report: dict[str, Any]) -> None:
+    click.echo(f"index      {report['index']} ({report['index_bytes'] / 1e6:.1f} MB)")
+    if report["sessions"] is not None:
         click.echo(
             f"contents   {report['sessions']} sessions, {report['events']} events, "
             f"{report['workspaces']} workspaces, {report['private_sessions']} private"
         )
-        click.echo(f"integrity  {report['integrity']}; full-text {report['fulltext']}")
-        if semantic is None:
-            click.echo("vectors    semantic search is off")
-        else:
-            share = f" ({embedded / embeddable:.0%})" if embeddable else ""
+    click.echo(f"integrity  {report['integrity']}; full-text {report['fulltext']}")
+    vectors = report["embeddings"]
+    if vectors is None:
+        pass
+    elif vectors["model"] is None:
+        click.echo("vectors    semantic search is off")
+    else:
+        embedded, embeddable = vectors["embedded"], vectors["embeddable"]
+        share = f" ({embedded / embeddable:.0%})" if embeddable else ""
+        click.echo(
+            f"vectors    {embedded:,} of {embeddable:,} messages embedded{share} with "
+            f"{vectors['model']}; `huiyi index` embeds the rest"
+        )
+    for name, src in report["sources"].items():
+        click.echo(f"\n{name}")
+        for root in src.get("roots", []):
+            state = "found" if root["exists"] else "not found"
+            click.echo(f"  root     {root['path']} ({state})")
+        if "files" in src:
             click.echo(
-                f"vectors    {embedded:,} of {embeddable:,} messages embedded{share} with "
-                f"{semantic.model}; `huiyi index` embeds the rest"
+                f"  files    {src['files']} ({src['missing_files']} gone from disk, "
+                f"{src['unreadable_files']} unreadable, {src['refused_files']} refused)"
             )
-        for name, src in report["sources"].items():
-            click.echo(f"\n{name}")
-            for root in src.get("roots", []):
-                state = "found" if root["exists"] else "not found"
-                click.echo(f"  root     {root['path']} ({state})")
-            if "files" in src:
-                click.echo(
-                    f"  files    {src['files']} ({src['missing_files']} gone from disk, "
-                    f"{src['unreadable_files']} unreadable, {src['refused_files']} refused)"
-                )
-            if "sessions" in src:
-                click.echo(f"  indexed  {src['sessions']} sessions, {src['events']} events")
-            bad = src.get("bad_lines") or {}
-            if bad:
-                click.echo("  skipped  " + ", ".join(f"{k} {v}" for k, v in sorted(bad.items())))
+        if "sessions" in src:
+            click.echo(f"  indexed  {src['sessions']} sessions, {src['events']} events")
+        bad = src.get("bad_lines") or {}
+        if bad:
+            click.echo("  skipped  " + ", ".join(f"{k} {v}" for k, v in sorted(bad.items())))
 
 
 @main.command()

@@ -31,12 +31,13 @@ from huiyi.store.textindex import (
     INDEXABLE_KINDS,
     Indexed,
     Streams,
-    fts_row,
-    fuzzy_rows,
+    add_rows,
     index_texts,
     is_indexed,
+    remove_rows,
+    stored_streams,
 )
-from huiyi.workspace import fuzzy_scope_token, scope_token, workspace_of
+from huiyi.workspace import workspace_of
 
 #: Files are written in transactions of about this many events: each file's rows and its new
 #: cursor always commit together, and fewer commits make a first full index much faster.
@@ -277,7 +278,7 @@ class Ingestor:
             wanted = list(seqs)
             sql += f" AND seq IN ({','.join('?' * len(wanted))})"
             params.extend(wanted)
-        self._fts_delete(self.conn.execute(sql, params).fetchall(), workspace)
+        remove_rows(self.conn, workspace, self.conn.execute(sql, params).fetchall())
         if seqs is None:
             cur = self.conn.execute("DELETE FROM events WHERE sid = ?", (sid,))
         else:
@@ -286,19 +287,6 @@ class Ingestor:
                 [sid, *wanted],
             )
         return cur.rowcount
-
-    def _fts_delete(self, rows: Iterable[Indexed], workspace: str) -> None:
-        """Remove events' rows from both text indexes (their values are recomputed)."""
-        rows = list(rows)
-        self.conn.executemany(
-            "INSERT INTO event_fts (event_fts, rowid, body, whole, scope) "
-            "VALUES ('delete', ?, ?, ?, ?)",
-            ((rowid, *fts_row(text, workspace)) for rowid, text, _, _ in rows),
-        )
-        self.conn.executemany(
-            "INSERT INTO event_fuzzy (event_fuzzy, rowid, text, scope) VALUES ('delete', ?, ?, ?)",
-            fuzzy_rows(rows, workspace),
-        )
 
     def _apply_chunk(
         self, chunk: SessionChunk, file_id: int, streams: list[Streams | None] | None = None
@@ -387,14 +375,14 @@ class Ingestor:
         rows = self.conn.execute(
             "SELECT id, text, kind, injected FROM events WHERE sid = ? AND indexed = 1", (sid,)
         ).fetchall()
-        self._fts_delete(rows, old)
-        self.conn.executemany(
-            "INSERT INTO event_fts (rowid, body, whole, scope) VALUES (?, ?, ?, ?)",
-            ((rowid, *fts_row(text, new)) for rowid, text, _, _ in rows),
-        )
-        self.conn.executemany(
-            "INSERT INTO event_fuzzy (rowid, text, scope) VALUES (?, ?, ?)",
-            fuzzy_rows(rows, new),
+        remove_rows(self.conn, old, rows)
+        add_rows(
+            self.conn,
+            new,
+            (
+                (rowid, stored_streams(text, kind, bool(injected)))
+                for rowid, text, kind, injected in rows
+            ),
         )
 
     def _upsert_events(
@@ -425,11 +413,8 @@ class Ingestor:
             ):
                 existing[seq] = (rowid, indexed, text, kind, injected)
         taken = self._uids_taken_elsewhere(sid, source, (e for e, _ in by_seq.values()))
-        scope = scope_token(workspace)
         rows: list[tuple[Any, ...]] = []
-        fts: list[tuple[int, str, str, str]] = []
-        fuzzy: list[tuple[int, str, str]] = []
-        fuzzy_scope = fuzzy_scope_token(workspace)
+        texts: list[tuple[int, Streams]] = []
         stale: list[Indexed] = []
         for seq, (event, precomputed) in by_seq.items():
             uid = f"{source}:{event.uid}" if event.uid else None
@@ -461,23 +446,15 @@ class Ingestor:
                 )
             )
             if indexed:
-                body, whole, folded = precomputed or index_texts(event)
-                fts.append((rowid, body, whole, scope))
-                if folded is not None:
-                    fuzzy.append((rowid, folded, fuzzy_scope))
+                texts.append((rowid, precomputed or index_texts(event)))
         if stale:
-            self._fts_delete(stale, workspace)
+            remove_rows(self.conn, workspace, stale)
         self.conn.executemany(
             "INSERT OR REPLACE INTO events (id, sid, seq, time, kind, role, text, surface, "
             "injected, tool_name, uid, indexed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             rows,
         )
-        self.conn.executemany(
-            "INSERT INTO event_fts (rowid, body, whole, scope) VALUES (?, ?, ?, ?)", fts
-        )
-        self.conn.executemany(
-            "INSERT INTO event_fuzzy (rowid, text, scope) VALUES (?, ?, ?)", fuzzy
-        )
+        add_rows(self.conn, workspace, texts)
         return sum(1 for row in rows if row[4] in INDEXABLE_KINDS)  # titles are not counted
 
     def _uids_taken_elsewhere(self, sid: int, source: str, events: Iterable[Event]) -> set[str]:

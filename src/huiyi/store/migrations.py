@@ -1,6 +1,14 @@
 """Schema migrations, applied in order on open and recorded in `_migrations`.
 
-A released migration is never edited: a change to the schema is a new `mNNN_` function.
+A released migration is never edited: a change to the schema is a new `mNNN_` function. Each
+one runs in its own transaction (`BEGIN IMMEDIATE` ... `COMMIT`, rolled back on any error), so
+a migration that fails leaves the index exactly as it was. That is why the schema is a list of
+single statements run with `execute`: `executescript` would commit first. Migration code is
+frozen and imports nothing of huiyi: when a migration needs a derived index filled from the
+kept text (the fuzzy layer, added to indexes that already held events), it records that in
+`_rebuild` and the live code rebuilds it (`db.connect`, with the same `textindex.rebuild` that
+`huiyi doctor --repair` uses). An index that records a migration this code does not know was
+written by a newer huiyi, and `unknown` names it so that it is refused rather than damaged.
 
 Why the FTS table looks like this: SQLite's tokenizers cannot split Chinese into words and
 Python's `sqlite3` cannot register a tokenizer, so `huiyi.text.tokenize` splits text in Python
@@ -20,74 +28,87 @@ from collections.abc import Callable
 Migration = Callable[[sqlite3.Connection], None]
 
 
-def m001_initial(conn: sqlite3.Connection) -> None:
-    conn.executescript(
-        """
-        CREATE TABLE files (
-            id INTEGER PRIMARY KEY,
-            path TEXT NOT NULL UNIQUE,
-            source TEXT NOT NULL,
-            inode INTEGER,
-            size INTEGER,
-            mtime_ns INTEGER,
-            "offset" INTEGER NOT NULL DEFAULT 0,
-            head BLOB,
-            state TEXT NOT NULL DEFAULT '{}',
-            skipped TEXT NOT NULL DEFAULT '{}',
-            refused TEXT,
-            error TEXT,
-            missing INTEGER NOT NULL DEFAULT 0,
-            indexed_at INTEGER
-        );
-        CREATE TABLE sessions (
-            sid INTEGER PRIMARY KEY,
-            id TEXT NOT NULL UNIQUE,
-            source TEXT NOT NULL,
-            file_id INTEGER REFERENCES files(id) ON DELETE SET NULL,
-            cwd TEXT NOT NULL DEFAULT '',
-            workspace TEXT NOT NULL DEFAULT '',
-            title TEXT,
-            first_user TEXT,
-            title_unreadable INTEGER NOT NULL DEFAULT 0,
-            created INTEGER,
-            updated INTEGER,
-            parent TEXT,
-            is_subagent INTEGER NOT NULL DEFAULT 0,
-            is_private INTEGER NOT NULL DEFAULT 0,
-            event_count INTEGER NOT NULL DEFAULT 0,
-            user_count INTEGER NOT NULL DEFAULT 0
-        );
-        CREATE INDEX sessions_by_workspace ON sessions(workspace, updated);
-        CREATE INDEX sessions_by_file ON sessions(file_id);
-        CREATE TABLE events (
-            id INTEGER PRIMARY KEY,
-            sid INTEGER NOT NULL REFERENCES sessions(sid) ON DELETE CASCADE,
-            seq INTEGER NOT NULL,
-            time INTEGER NOT NULL,
-            kind TEXT NOT NULL,
-            role TEXT NOT NULL,
-            text TEXT NOT NULL,
-            surface TEXT NOT NULL,
-            injected INTEGER NOT NULL DEFAULT 0,
-            tool_name TEXT,
-            uid TEXT,
-            indexed INTEGER NOT NULL DEFAULT 0,
-            UNIQUE (sid, seq)
-        );
-        CREATE UNIQUE INDEX events_by_uid ON events(uid) WHERE uid IS NOT NULL;
-        CREATE TABLE forgotten (
-            kind TEXT NOT NULL CHECK (kind IN ('session', 'workspace')),
-            value TEXT NOT NULL,
-            at INTEGER NOT NULL,
-            PRIMARY KEY (kind, value)
-        );
-        CREATE VIRTUAL TABLE event_fts USING fts5(
-            body, whole, scope,
-            content='',
-            tokenize="unicode61 remove_diacritics 0 tokenchars '_'"
-        );
-        """
+#: the first release's schema, one statement each (see the module docstring)
+M001_SCHEMA = (
+    """
+    CREATE TABLE files (
+        id INTEGER PRIMARY KEY,
+        path TEXT NOT NULL UNIQUE,
+        source TEXT NOT NULL,
+        inode INTEGER,
+        size INTEGER,
+        mtime_ns INTEGER,
+        "offset" INTEGER NOT NULL DEFAULT 0,
+        head BLOB,
+        state TEXT NOT NULL DEFAULT '{}',
+        skipped TEXT NOT NULL DEFAULT '{}',
+        refused TEXT,
+        error TEXT,
+        missing INTEGER NOT NULL DEFAULT 0,
+        indexed_at INTEGER
     )
+    """,
+    """
+    CREATE TABLE sessions (
+        sid INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        source TEXT NOT NULL,
+        file_id INTEGER REFERENCES files(id) ON DELETE SET NULL,
+        cwd TEXT NOT NULL DEFAULT '',
+        workspace TEXT NOT NULL DEFAULT '',
+        title TEXT,
+        first_user TEXT,
+        title_unreadable INTEGER NOT NULL DEFAULT 0,
+        created INTEGER,
+        updated INTEGER,
+        parent TEXT,
+        is_subagent INTEGER NOT NULL DEFAULT 0,
+        is_private INTEGER NOT NULL DEFAULT 0,
+        event_count INTEGER NOT NULL DEFAULT 0,
+        user_count INTEGER NOT NULL DEFAULT 0
+    )
+    """,
+    "CREATE INDEX sessions_by_workspace ON sessions(workspace, updated)",
+    "CREATE INDEX sessions_by_file ON sessions(file_id)",
+    """
+    CREATE TABLE events (
+        id INTEGER PRIMARY KEY,
+        sid INTEGER NOT NULL REFERENCES sessions(sid) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        time INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        role TEXT NOT NULL,
+        text TEXT NOT NULL,
+        surface TEXT NOT NULL,
+        injected INTEGER NOT NULL DEFAULT 0,
+        tool_name TEXT,
+        uid TEXT,
+        indexed INTEGER NOT NULL DEFAULT 0,
+        UNIQUE (sid, seq)
+    )
+    """,
+    "CREATE UNIQUE INDEX events_by_uid ON events(uid) WHERE uid IS NOT NULL",
+    """
+    CREATE TABLE forgotten (
+        kind TEXT NOT NULL CHECK (kind IN ('session', 'workspace')),
+        value TEXT NOT NULL,
+        at INTEGER NOT NULL,
+        PRIMARY KEY (kind, value)
+    )
+    """,
+    """
+    CREATE VIRTUAL TABLE event_fts USING fts5(
+        body, whole, scope,
+        content='',
+        tokenize="unicode61 remove_diacritics 0 tokenchars '_'"
+    )
+    """,
+)
+
+
+def m001_initial(conn: sqlite3.Connection) -> None:
+    for statement in M001_SCHEMA:
+        conn.execute(statement)
 
 
 def m002_fuzzy_and_vectors(conn: sqlite3.Connection) -> None:
@@ -103,56 +124,94 @@ def m002_fuzzy_and_vectors(conn: sqlite3.Connection) -> None:
     float16 embedding per event and model, dropped with its event (a changed text is embedded
     again).
     """
-    conn.executescript(
+    for statement in (
+        "CREATE VIRTUAL TABLE event_fuzzy USING fts5("
+        "text, scope, content='', tokenize='trigram', detail=none)",
         """
-        CREATE VIRTUAL TABLE event_fuzzy USING fts5(
-            text, scope, content='', tokenize='trigram', detail=none
-        );
         CREATE TABLE vectors (
             event_id INTEGER PRIMARY KEY REFERENCES events(id) ON DELETE CASCADE,
             model TEXT NOT NULL,
             vec BLOB NOT NULL
-        );
-        CREATE INDEX vectors_by_model ON vectors(model);
-        """
-    )
+        )
+        """,
+        "CREATE INDEX vectors_by_model ON vectors(model)",
+    ):
+        conn.execute(statement)
     # Let FTS5 keep more segments per level before merging: a first index of 100k events runs
     # 8% faster (16,800 -> 18,200 events/s) for the same search latency (benchmarks/).
     for table in ("event_fts", "event_fuzzy"):
         conn.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('automerge', 16)")
         conn.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('crisismerge', 64)")
-    rows = conn.execute(
-        "SELECT e.id, e.kind, e.injected, e.text, s.workspace FROM events e "
-        "JOIN sessions s ON s.sid = e.sid WHERE e.indexed = 1"
-    ).fetchall()
-    from huiyi.store.textindex import fuzzy_row
-
-    conn.executemany(
-        "INSERT INTO event_fuzzy (rowid, text, scope) VALUES (?, ?, ?)",
-        [
-            (rowid, *row)
-            for rowid, kind, injected, text, ws in rows
-            if (row := fuzzy_row(kind, bool(injected), text, ws)) is not None
-        ],
-    )
+    # events indexed before this migration are not in `event_fuzzy` yet: the live code fills it
+    conn.execute("INSERT INTO _rebuild (what) SELECT 'text' WHERE EXISTS (SELECT 1 FROM events)")
 
 
 MIGRATIONS: list[Migration] = [m001_initial, m002_fuzzy_and_vectors]
 
 
+#: bookkeeping kept next to the schema, created by `apply` itself
+BOOKKEEPING = (
+    "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied INTEGER)",
+    # derived indexes to fill again from the kept text before the index is used
+    "CREATE TABLE IF NOT EXISTS _rebuild (what TEXT PRIMARY KEY)",
+)
+#: the `_rebuild` entry for both text indexes (`event_fts` and `event_fuzzy`)
+TEXT_INDEXES = "text"
+
+
+def unknown(conn: sqlite3.Connection) -> list[str]:
+    """Recorded migrations this code does not know: the index was written by a newer huiyi."""
+    known = {m.__name__ for m in MIGRATIONS}
+    if not _has_table(conn, "_migrations"):
+        return []
+    return sorted(r[0] for r in conn.execute("SELECT name FROM _migrations") if r[0] not in known)
+
+
 def apply(conn: sqlite3.Connection) -> list[str]:
-    """Apply every migration not yet recorded; return the names applied."""
-    conn.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied INTEGER)")
-    done = {row[0] for row in conn.execute("SELECT name FROM _migrations")}
+    """Apply every migration not yet recorded, each in its own transaction; return their names.
+
+    The connection must be in autocommit mode (`isolation_level=None`). The recorded names are
+    read again inside each transaction, so two processes opening a new index at once apply
+    every migration exactly once.
+    """
+    for statement in BOOKKEEPING:
+        conn.execute(statement)
+    recorded = {r[0] for r in conn.execute("SELECT name FROM _migrations")}
     applied: list[str] = []
     for migration in MIGRATIONS:
         name = migration.__name__
-        if name in done:
-            continue
-        with conn:
-            migration(conn)
-            conn.execute(
-                "INSERT INTO _migrations (name, applied) VALUES (?, strftime('%s','now'))", (name,)
-            )
-        applied.append(name)
+        if name in recorded:
+            continue  # the common case costs no write lock
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            done = conn.execute("SELECT 1 FROM _migrations WHERE name = ?", (name,)).fetchone()
+            if done is None:
+                migration(conn)
+                conn.execute(
+                    "INSERT INTO _migrations (name, applied) VALUES (?, strftime('%s','now'))",
+                    (name,),
+                )
+                applied.append(name)
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:  # SQLite rolls some failures back by itself
+                conn.execute("ROLLBACK")
+            raise
     return applied
+
+
+def stale(conn: sqlite3.Connection) -> set[str]:
+    """Derived indexes a migration asked to rebuild (`TEXT_INDEXES`), not yet rebuilt."""
+    return {r[0] for r in conn.execute("SELECT what FROM _rebuild")}
+
+
+def rebuilt(conn: sqlite3.Connection, what: str) -> None:
+    """Record that `what` was rebuilt (in the transaction that rebuilt it)."""
+    conn.execute("DELETE FROM _rebuild WHERE what = ?", (what,))
+
+
+def _has_table(conn: sqlite3.Connection, name: str) -> bool:
+    row = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
+    ).fetchone()
+    return row is not None

@@ -1,13 +1,17 @@
-"""What each event puts into the two text indexes, computed the same way on insert and delete.
+"""The two text indexes: what each event puts into them, and the only code that writes them.
 
-Both FTS5 tables are contentless: a row can only be deleted by handing FTS5 the very values it
-was inserted with, so those values are always recomputed from the stored text by the functions
-here (`fts_row`, `fuzzy_row`) and nowhere else. `index_texts` does the expensive part, the
-tokenising, once per event; a first index runs it in worker processes (`store.reading`).
+Both FTS5 tables (`event_fts`, `event_fuzzy`; see `store.migrations`) are contentless: a row can
+only be deleted by handing FTS5 the very values it was inserted with, so those values are always
+recomputed from the stored text by the functions here and nowhere else. `index_texts` does the
+expensive part, the tokenising, once per event; a first index runs it in worker processes
+(`store.reading`). `add_rows` and `remove_rows` are the one INSERT and the one delete of both
+tables; ingestion, `rebuild` (after a migration, and `huiyi doctor --repair`) and the salvage of
+a broken index all go through them.
 """
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable
 
 from huiyi.model import TEXT_KINDS, Event, Kind
@@ -28,17 +32,9 @@ def fts_streams(text: str) -> tuple[str, str]:
     return index_streams(text[:FTS_CHARS])
 
 
-def fts_row(text: str, workspace: str) -> tuple[str, str, str]:
-    """The exact FTS5 values for one event; deletes must recompute the very same values."""
-    return (*fts_streams(text), scope_token(workspace))
-
-
 def index_texts(event: Event) -> Streams:
     """Everything an indexed event needs tokenised (done in worker processes when parallel)."""
-    return (
-        *fts_streams(event.text),
-        fuzzy_text(event.kind.value, event.injected, event.text),
-    )
+    return stored_streams(event.text, event.kind.value, event.injected)
 
 
 def is_indexed(event: Event) -> bool:
@@ -64,20 +60,75 @@ def fuzzy_text(kind: str, injected: bool, text: str) -> str | None:
     return normalize(text[:FUZZY_CHARS])
 
 
-def fuzzy_row(kind: str, injected: bool, text: str, workspace: str) -> tuple[str, str] | None:
-    """The exact `event_fuzzy` values for one indexed event, or None when it is not in it."""
-    folded = fuzzy_text(kind, injected, text)
-    return None if folded is None else (folded, fuzzy_scope_token(workspace))
-
-
 #: (rowid, text, kind, injected) of an event in the text indexes
 Indexed = tuple[int, str, str, int]
 
 
-def fuzzy_rows(rows: Iterable[Indexed], workspace: str) -> list[tuple[int, str, str]]:
-    out = []
+def stored_streams(text: str, kind: str, injected: bool) -> Streams:
+    """What a stored event put into the text indexes (the same as `index_texts` gave)."""
+    return (*fts_streams(text), fuzzy_text(kind, injected, text))
+
+
+def add_rows(conn: sqlite3.Connection, workspace: str, rows: Iterable[tuple[int, Streams]]) -> None:
+    """Write events of one workspace into both text indexes: `(rowid, streams)` each."""
+    scope, fuzzy_scope = scope_token(workspace), fuzzy_scope_token(workspace)
+    fts: list[tuple[int, str, str, str]] = []
+    fuzzy: list[tuple[int, str, str]] = []
+    for rowid, (body, whole, folded) in rows:
+        fts.append((rowid, body, whole, scope))
+        if folded is not None:
+            fuzzy.append((rowid, folded, fuzzy_scope))
+    conn.executemany("INSERT INTO event_fts (rowid, body, whole, scope) VALUES (?, ?, ?, ?)", fts)
+    conn.executemany("INSERT INTO event_fuzzy (rowid, text, scope) VALUES (?, ?, ?)", fuzzy)
+
+
+def remove_rows(conn: sqlite3.Connection, workspace: str, rows: Iterable[Indexed]) -> None:
+    """Remove events of one workspace from both text indexes (their values are recomputed)."""
+    scope, fuzzy_scope = scope_token(workspace), fuzzy_scope_token(workspace)
+    fts: list[tuple[int, str, str, str]] = []
+    fuzzy: list[tuple[int, str, str]] = []
     for rowid, text, kind, injected in rows:
-        row = fuzzy_row(kind, bool(injected), text, workspace)
-        if row is not None:
-            out.append((rowid, *row))
-    return out
+        body, whole, folded = stored_streams(text, kind, bool(injected))
+        fts.append((rowid, body, whole, scope))
+        if folded is not None:
+            fuzzy.append((rowid, folded, fuzzy_scope))
+    conn.executemany(
+        "INSERT INTO event_fts (event_fts, rowid, body, whole, scope) "
+        "VALUES ('delete', ?, ?, ?, ?)",
+        fts,
+    )
+    conn.executemany(
+        "INSERT INTO event_fuzzy (event_fuzzy, rowid, text, scope) VALUES ('delete', ?, ?, ?)",
+        fuzzy,
+    )
+
+
+#: events re-tokenised per `add_rows` call during a rebuild
+REBUILD_BATCH = 5_000
+
+
+def rebuild(conn: sqlite3.Connection) -> int:
+    """Empty both text indexes and fill them again from the kept text; returns events written.
+
+    Runs in the caller's transaction. FTS5's `delete-all` resets a table whatever state its
+    segments are in, so this also mends a damaged full-text or trigram index.
+    """
+    for table in ("event_fts", "event_fuzzy"):
+        conn.execute(f"INSERT INTO {table} ({table}) VALUES ('delete-all')")
+    rows = conn.execute(
+        "SELECT e.id, e.text, e.kind, e.injected, s.workspace FROM events e "
+        "JOIN sessions s ON s.sid = e.sid WHERE e.indexed = 1 ORDER BY e.sid, e.seq"
+    )
+    count = 0
+    batch: list[tuple[int, Streams]] = []
+    current: str | None = None
+    for rowid, text, kind, injected, workspace in rows:
+        if workspace != current or len(batch) >= REBUILD_BATCH:
+            if current is not None:
+                add_rows(conn, current, batch)
+            count += len(batch)
+            batch, current = [], workspace
+        batch.append((rowid, stored_streams(text, kind, bool(injected))))
+    if current is not None:
+        add_rows(conn, current, batch)
+    return count + len(batch)

@@ -1,0 +1,526 @@
+"""Looking after the index: its health, its contents for `huiyi doctor`, repair, and forgetting.
+
+The index is derived data, but not only: Claude Code deletes transcripts after 30 days and the
+index keeps their text, so a repair must lose no session that was indexed. `repair` therefore
+works in two steps. When only the text indexes (`event_fts`, `event_fuzzy`) are damaged, they are
+rebuilt in place from the kept text. When the file itself is damaged or cannot be opened, it is
+moved aside (never deleted), a fresh index is built from the logs by the normal ingestion, and
+then the broken copy is read row by row, so that an unreadable page costs only its own rows:
+first its forget rules (before the logs are read, so forgotten sessions stay out), then every
+session the logs no longer have, with its events' text, written through `textindex` like any
+other event. Everything runs under the index's writer lock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+import time
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from huiyi.errors import StoreError
+from huiyi.sources.base import Reader
+from huiyi.store import db, migrations, textindex
+from huiyi.store.ingest import Ingestor, Progress, SourceReport
+
+#: the kinds `sessions.event_count` counts: what "events" means in every total huiyi shows
+COUNTED_KINDS = ", ".join(f"'{kind}'" for kind in sorted(textindex.INDEXABLE_KINDS))
+
+# -- health ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Health:
+    """What `check` found. `integrity` and `fulltext` are "ok" or what SQLite complained of."""
+
+    path: Path
+    exists: bool = True
+    integrity: str = "ok"
+    fulltext: str = "ok"
+    newer: tuple[str, ...] = ()
+
+    @property
+    def file_ok(self) -> bool:
+        """The file opens and SQLite's `quick_check` finds nothing wrong."""
+        return self.integrity == "ok"
+
+    @property
+    def ok(self) -> bool:
+        return self.file_ok and self.fulltext == "ok" and not self.newer
+
+    @property
+    def problem(self) -> str | None:
+        """One sentence for a person: what is wrong and what to run; None when healthy."""
+        if self.newer:
+            return newer_message(self.path, self.newer)
+        if not self.file_ok:
+            what = f"the index at {self.path} is damaged ({self.integrity})"
+        elif self.fulltext != "ok":
+            what = f"the full-text index in {self.path} is damaged ({self.fulltext})"
+        else:
+            return None
+        return (
+            f"{what}; run `huiyi doctor --repair` to repair it (a damaged file is kept aside, "
+            "and sessions whose logs are gone are salvaged from it)"
+        )
+
+
+def newer_message(path: Path, names: Sequence[str]) -> str:
+    return (
+        f"the index at {path} was written by a newer huiyi (it records {', '.join(names)}); "
+        "upgrade huiyi, or move it aside and run `huiyi index`"
+    )
+
+
+def check(path: Path) -> Health:
+    """Check the index file without changing it: does it open, `quick_check`, and FTS5's
+    `integrity-check` of both text indexes."""
+    if not path.exists():
+        return Health(path, exists=False)
+    with contextlib.closing(_open(path)) as conn:
+        try:
+            newer = tuple(migrations.unknown(conn))
+        except sqlite3.DatabaseError as exc:
+            return Health(path, integrity=f"it cannot be opened: {exc}")
+        try:
+            complaints = [
+                row[0].removeprefix("*** in database main ***\n")
+                for row in conn.execute("PRAGMA quick_check(5)")
+            ]
+        except sqlite3.DatabaseError as exc:
+            complaints = [f"quick_check stopped: {exc}"]
+        fulltext = "; ".join(
+            f"{table}: {problem}"
+            for table in ("event_fts", "event_fuzzy")
+            if (problem := _fts_check(conn, table)) != "ok"
+        )
+    integrity = "ok" if complaints == ["ok"] else "; ".join(complaints)
+    return Health(path, integrity=integrity, fulltext=fulltext or "ok", newer=newer)
+
+
+def _open(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, timeout=db.BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    conn.execute(f"PRAGMA busy_timeout = {db.BUSY_TIMEOUT_MS}")
+    return conn
+
+
+def _fts_check(conn: sqlite3.Connection, table: str) -> str:
+    exists = conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).fetchone()
+    if exists is None:
+        return "ok"  # an index from before that table: the next open migrates it
+    try:
+        conn.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('integrity-check', 0)")
+    except sqlite3.DatabaseError as exc:
+        return str(exc)
+    return "ok"
+
+
+# -- contents ----------------------------------------------------------------------------------
+
+
+def has_sessions(conn: sqlite3.Connection) -> bool:
+    """Whether the index holds any session at all (private ones and forgotten logs included)."""
+    return conn.execute("SELECT 1 FROM sessions LIMIT 1").fetchone() is not None
+
+
+def totals(conn: sqlite3.Connection) -> dict[str, int]:
+    """Sessions, events (as `sessions.event_count` counts them), private sessions, workspaces."""
+    sessions, events, private, workspaces = conn.execute(
+        "SELECT count(*), coalesce(sum(event_count), 0), coalesce(sum(is_private), 0), "
+        "count(DISTINCT workspace) FROM sessions"
+    ).fetchone()
+    return {
+        "sessions": sessions,
+        "events": events,
+        "private_sessions": private,
+        "workspaces": workspaces,
+    }
+
+
+def per_source(conn: sqlite3.Connection) -> dict[str, dict[str, Any]]:
+    """Per source: files (gone, unreadable, refused), bad lines by reason, sessions, events."""
+    sources: dict[str, dict[str, Any]] = {}
+    for source, files, missing, errors, refused in conn.execute(
+        "SELECT source, count(*), sum(missing), sum(error IS NOT NULL), sum(refused IS NOT NULL) "
+        "FROM files GROUP BY source"
+    ):
+        sources.setdefault(source, {}).update(
+            files=files, missing_files=missing, unreadable_files=errors, refused_files=refused
+        )
+    bad: dict[str, Counter[str]] = {}
+    for source, skipped in conn.execute("SELECT source, skipped FROM files"):
+        bad.setdefault(source, Counter()).update(json.loads(skipped or "{}"))
+    for source, counter in bad.items():
+        sources.setdefault(source, {})["bad_lines"] = dict(counter)
+    for source, sessions, events in conn.execute(
+        "SELECT source, count(*), coalesce(sum(event_count), 0) FROM sessions GROUP BY source"
+    ):
+        sources.setdefault(source, {}).update(sessions=sessions, events=events)
+    return sources
+
+
+# -- forgetting --------------------------------------------------------------------------------
+
+
+def forget_session(conn: sqlite3.Connection, session_id: str) -> bool:
+    """Remove one session and keep it out of the index; False when there is no such session."""
+    with db.immediate(conn):
+        row = conn.execute(
+            "SELECT sid, workspace FROM sessions WHERE id = ?", (session_id,)
+        ).fetchone()
+        if row is None:
+            return False
+        _drop_session(conn, *row)
+        _remember(conn, "session", session_id)
+    return True
+
+
+def forget_workspace(conn: sqlite3.Connection, workspace: str) -> int:
+    """Remove every session of a workspace and keep it out; returns how many were removed."""
+    with db.immediate(conn):
+        rows = conn.execute(
+            "SELECT sid, workspace FROM sessions WHERE workspace = ?", (workspace,)
+        ).fetchall()
+        for sid, ws in rows:
+            _drop_session(conn, sid, ws)
+        _remember(conn, "workspace", workspace)
+    return len(rows)
+
+
+def _drop_session(conn: sqlite3.Connection, sid: int, workspace: str) -> None:
+    indexed = conn.execute(
+        "SELECT id, text, kind, injected FROM events WHERE sid = ? AND indexed = 1", (sid,)
+    ).fetchall()
+    textindex.remove_rows(conn, workspace, indexed)
+    conn.execute("DELETE FROM events WHERE sid = ?", (sid,))  # their vectors go with them
+    conn.execute("DELETE FROM sessions WHERE sid = ?", (sid,))
+
+
+def _remember(conn: sqlite3.Connection, kind: str, value: str) -> None:
+    conn.execute(
+        "INSERT OR REPLACE INTO forgotten (kind, value, at) VALUES (?, ?, ?)",
+        (kind, value, int(time.time() * 1000)),
+    )
+
+
+# -- repair ------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class RepairReport:
+    """What `repair` found and did."""
+
+    found: Health
+    #: "none" (healthy), "text-indexes" (rebuilt in place) or "rebuilt" (a fresh index)
+    action: str = "none"
+    #: events re-tokenised into the text indexes, in place
+    text_events: int = 0
+    #: where the damaged file was moved (kept, never deleted)
+    moved_aside: Path | None = None
+    #: sessions read again from their logs into the fresh index
+    from_logs: int = 0
+    #: sessions only the damaged copy still had (their logs are gone), and their events
+    salvaged: int = 0
+    salvaged_events: int = 0
+    #: forget rules carried over from the damaged copy
+    forgotten: int = 0
+    #: per table, row positions in damaged stretches of the damaged copy that could not be read
+    unreadable: dict[str, int] = field(default_factory=dict)
+    #: what could not be salvaged beyond counted rows (a copy that cannot be read at all, ...)
+    notes: list[str] = field(default_factory=list)
+    sources: dict[str, SourceReport] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "found": self.found.problem or "ok",
+            "action": self.action,
+            "text_events": self.text_events,
+            "moved_aside": str(self.moved_aside) if self.moved_aside else None,
+            "sessions_from_logs": self.from_logs,
+            "sessions_salvaged": self.salvaged,
+            "events_salvaged": self.salvaged_events,
+            "forget_rules_kept": self.forgotten,
+            "unreadable_rows": dict(self.unreadable),
+            "notes": list(self.notes),
+        }
+
+
+def repair(
+    path: Path,
+    lock_path: Path,
+    readers: Sequence[Reader],
+    *,
+    progress: Progress | None = None,
+    lock_timeout: float = 120.0,
+) -> RepairReport:
+    """Check the index at `path` and mend what is damaged, losing no session that was indexed.
+
+    Healthy: nothing is done. Only the text indexes damaged: they are rebuilt in place. The file
+    damaged or unreadable: it is moved aside, the index is built again from `readers`, and what
+    only the damaged copy still holds is salvaged from it. No connection to `path` may be open
+    in this process. An index written by a newer huiyi is refused (`StoreError`), untouched.
+    """
+    with db.writer_lock(lock_path, timeout=lock_timeout):
+        health = check(path)
+        if health.newer:
+            raise StoreError(newer_message(path, health.newer))
+        report = RepairReport(health)
+        if health.ok:
+            return report
+        if health.file_ok and _rebuild_text_in_place(path, report) and check(path).ok:
+            report.action = "text-indexes"
+            return report
+        _rebuild(path, readers, report, progress)
+    return report
+
+
+def _rebuild_text_in_place(path: Path, report: RepairReport) -> bool:
+    try:
+        conn = db.connect(path)
+    except StoreError:
+        return False
+    try:
+        with db.immediate(conn):
+            report.text_events = textindex.rebuild(conn)
+        conn.execute("VACUUM")
+    except sqlite3.DatabaseError:
+        return False
+    finally:
+        conn.close()
+    return True
+
+
+def _rebuild(
+    path: Path, readers: Sequence[Reader], report: RepairReport, progress: Progress | None
+) -> None:
+    """Build a fresh index next to the damaged one, then swap them.
+
+    The damaged file stays where it is until the fresh one is complete, so an interrupted
+    repair loses nothing and the next one starts over.
+    """
+    report.action = "rebuilt"
+    report.text_events = 0
+    fresh = path.with_name(f"{path.name}.rebuilding")
+    for leftover in _with_sides(fresh):  # what an interrupted repair left behind
+        leftover.unlink(missing_ok=True)
+    conn = db.connect(fresh)
+    try:
+        salvage = _Salvage.open(path, report)
+        try:
+            if salvage is not None:
+                salvage.forgotten_into(conn)
+            ingestor = Ingestor(conn)
+            for reader in readers:
+                source = report.sources.setdefault(reader.source, SourceReport(reader.source))
+                ingestor.index_reader(reader, source, progress=progress)
+            report.from_logs = int(conn.execute("SELECT count(*) FROM sessions").fetchone()[0])
+            if salvage is not None:
+                salvage.sessions_into(conn)
+        finally:
+            if salvage is not None:
+                salvage.close()
+    finally:
+        conn.close()  # the last connection: its WAL is checkpointed into the file and removed
+    report.moved_aside = move_aside(path)
+    fresh.rename(path)
+
+
+def _with_sides(path: Path) -> list[Path]:
+    return [path.with_name(path.name + suffix) for suffix in ("", "-wal", "-shm")]
+
+
+def move_aside(path: Path) -> Path:
+    """Rename an unusable index, with its WAL and shared memory, to `<name>.broken-<stamp>`."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    target = path.with_name(f"{path.name}.broken-{stamp}")
+    n = 1
+    while target.exists():
+        target = path.with_name(f"{path.name}.broken-{stamp}-{n}")
+        n += 1
+    for side, moved in zip(_with_sides(path), _with_sides(target), strict=True):
+        if side.exists():
+            side.rename(moved)
+    return target
+
+
+#: how far past the last readable row a damaged stretch is searched when its end is unknown
+MAX_PROBES = 100_000
+
+SESSION_COLUMNS = (
+    "sid, id, source, cwd, workspace, title, first_user, title_unreadable, created, updated, "
+    "parent, is_subagent, is_private"
+)
+EVENT_COLUMNS = "sid, seq, time, kind, role, text, surface, injected, tool_name, uid, indexed"
+
+
+class _Salvage:
+    """The damaged copy, opened read-only and read row by row."""
+
+    def __init__(self, conn: sqlite3.Connection, report: RepairReport) -> None:
+        self.conn = conn
+        self.report = report
+
+    @classmethod
+    def open(cls, path: Path, report: RepairReport) -> _Salvage | None:
+        conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, isolation_level=None)
+        try:
+            # a truncated file's header promises pages it no longer has; SQLite refuses to
+            # read such a file at all unless the schema is writable (nothing is written)
+            conn.execute("PRAGMA writable_schema = ON")
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            report.notes.append(f"nothing could be read from the damaged copy ({exc})")
+            return None
+        return cls(conn, report)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def rows(self, table: str, columns: str) -> Iterator[tuple[Any, ...]]:
+        """Every readable row of `table` in rowid order; a damaged page costs only its rows."""
+        select = f"SELECT rowid, {columns} FROM {table}"
+        after = 0  # every rowid huiyi writes is positive
+        top = self._top(table)
+        while True:
+            try:
+                for row in self.conn.execute(f"{select} WHERE rowid > ? ORDER BY rowid", (after,)):
+                    after = row[0]
+                    yield row[1:]
+                return
+            except sqlite3.DatabaseError:
+                pass
+            # a damaged stretch: look for the next row that reads whole, one rowid at a time
+            limit = top if top is not None else after + MAX_PROBES
+            found: tuple[Any, ...] | None = None
+            failed = 0
+            for rowid in range(after + 1, limit + 1):
+                try:
+                    found = self.conn.execute(
+                        f"{select} WHERE rowid >= ? ORDER BY rowid LIMIT 1", (rowid,)
+                    ).fetchone()
+                except sqlite3.DatabaseError:
+                    failed += 1
+                    continue
+                break
+            else:
+                if top is None:  # where the table ends is unknown: no count to give
+                    self.report.notes.append(f"the end of table {table} could not be read")
+                    return
+            if failed:  # row positions in the stretch (deleted rows leave gaps: at most)
+                self._unreadable(table, failed)
+            if found is None:
+                return
+            after = found[0]
+            yield found[1:]
+
+    def _top(self, table: str) -> int | None:
+        try:
+            top = self.conn.execute(f"SELECT max(rowid) FROM {table}").fetchone()[0]
+        except sqlite3.DatabaseError:
+            return None
+        return int(top) if top is not None else 0
+
+    def _guard(self, step: Iterator[tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
+        """Rows until the copy cannot be read at all (its schema is gone), which is noted."""
+        try:
+            yield from step
+        except sqlite3.DatabaseError as exc:
+            self.report.notes.append(f"the damaged copy stopped being readable ({exc})")
+
+    def _unreadable(self, table: str, rows: int = 1) -> None:
+        self.report.unreadable[table] = self.report.unreadable.get(table, 0) + rows
+
+    def _insert(
+        self, conn: sqlite3.Connection, table: str, sql: str, values: tuple[Any, ...]
+    ) -> sqlite3.Cursor | None:
+        """Write one salvaged row; a row whose damage breaks a constraint is counted, skipped."""
+        try:
+            return conn.execute(sql, values)
+        except sqlite3.IntegrityError:
+            self._unreadable(table)
+            return None
+
+    def forgotten_into(self, conn: sqlite3.Connection) -> None:
+        """Carry the forget rules over (before any log is read again)."""
+        rules = list(self._guard(self.rows("forgotten", "kind, value, at")))
+        with db.immediate(conn):
+            for rule in rules:
+                cur = self._insert(
+                    conn,
+                    "forgotten",
+                    "INSERT OR IGNORE INTO forgotten (kind, value, at) VALUES (?, ?, ?)",
+                    rule,
+                )
+                self.report.forgotten += cur.rowcount if cur is not None else 0
+
+    def sessions_into(self, conn: sqlite3.Connection) -> None:
+        """Add every session the fresh index lacks, with its events, from the kept text."""
+        have = {row[0] for row in conn.execute("SELECT id FROM sessions")}
+        gone_sessions = {
+            r[0] for r in conn.execute("SELECT value FROM forgotten WHERE kind = 'session'")
+        }
+        gone_workspaces = {
+            r[0] for r in conn.execute("SELECT value FROM forgotten WHERE kind = 'workspace'")
+        }
+        with db.immediate(conn):
+            # old sid -> (new sid, workspace)
+            moved: dict[int, tuple[int, str]] = {}
+            for old_sid, sid_text, *rest in self._guard(self.rows("sessions", SESSION_COLUMNS)):
+                workspace = rest[2]
+                if sid_text in have or sid_text in gone_sessions or workspace in gone_workspaces:
+                    continue
+                cur = self._insert(
+                    conn,
+                    "sessions",
+                    "INSERT OR IGNORE INTO sessions (id, source, cwd, workspace, title, "
+                    "first_user, title_unreadable, created, updated, parent, is_subagent, "
+                    "is_private) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (sid_text, *rest),
+                )
+                if cur is not None and cur.rowcount == 1:
+                    moved[old_sid] = (int(cur.lastrowid or 0), workspace)
+            if not moved:
+                return
+            texts: dict[str, list[tuple[int, textindex.Streams]]] = {}
+            for old_sid, *event in self._guard(self.rows("events", EVENT_COLUMNS)):
+                if old_sid not in moved:
+                    continue
+                sid, workspace = moved[old_sid]
+                _, _, kind, _, text, _, injected, _, _, indexed = event
+                if not isinstance(text, str) or not isinstance(kind, str):
+                    self._unreadable("events")  # a damaged row that still parsed
+                    continue
+                cur = self._insert(
+                    conn,
+                    "events",
+                    "INSERT OR IGNORE INTO events (sid, seq, time, kind, role, text, surface, "
+                    "injected, tool_name, uid, indexed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (sid, *event),
+                )
+                if cur is None or cur.rowcount != 1:
+                    continue  # damaged, or its uid is indexed under another session already
+                self.report.salvaged_events += 1
+                if indexed:
+                    batch = texts.setdefault(workspace, [])
+                    batch.append(
+                        (int(cur.lastrowid or 0), textindex.stored_streams(text, kind, injected))
+                    )
+                    if len(batch) >= textindex.REBUILD_BATCH:
+                        textindex.add_rows(conn, workspace, texts.pop(workspace))
+            for workspace, batch in texts.items():
+                textindex.add_rows(conn, workspace, batch)
+            conn.executemany(
+                "UPDATE sessions SET "
+                f"event_count = (SELECT count(*) FROM events WHERE sid = :sid AND kind IN "
+                f"({COUNTED_KINDS})), "
+                "user_count = (SELECT count(*) FROM events WHERE sid = :sid AND kind = 'user' "
+                "AND injected = 0) WHERE sid = :sid",
+                [{"sid": sid} for sid, _ in moved.values()],
+            )
+            self.report.salvaged = len(moved)

@@ -1,0 +1,115 @@
+"""Schema migrations: an old index is upgraded in place, a failing migration changes nothing,
+and an index written by a newer huiyi is refused untouched."""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from huiyi import Huiyi, StoreError
+from huiyi.cli import main
+from huiyi.store import db, migrations
+from tests.builders import damage
+from tests.builders.lines import LineReader, write
+
+
+def schema(path: Path) -> list[tuple[str, str]]:
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        return conn.execute("SELECT type, name FROM sqlite_master ORDER BY type, name").fetchall()
+
+
+def recorded(path: Path) -> list[str]:
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        return [row[0] for row in conn.execute("SELECT name FROM _migrations ORDER BY name")]
+
+
+def hits(hy: Huiyi, query: str, layer: str) -> list[tuple[str, int]]:
+    found = hy.search(query, all_workspaces=True, layers=(layer,)).hits
+    return [(h.session_id, h.seq) for h in found]
+
+
+@pytest.fixture
+def indexed(tmp_path: Path) -> Path:
+    """An index of two sessions built by this huiyi; returns the index file."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    write(
+        logs / "a.log",
+        {"s": "s1", "q": 1, "t": "we rolled back the database migration on friday"},
+        {"s": "s1", "q": 2, "t": "the deploy pipeline needs an approval", "k": "assistant"},
+        {"s": "s2", "q": 1, "t": "数据库迁移回滚之后要重新建索引", "cwd": "/w/b"},
+    )
+    with Huiyi() as hy:
+        hy.index(readers=[LineReader(logs)])
+        return hy.settings.db_path
+
+
+def test_an_index_of_the_first_release_is_upgraded_and_fuzzy_search_finds_its_text(
+    indexed: Path,
+) -> None:
+    with Huiyi() as hy:
+        before = {
+            "fuzzy": hits(hy, "rollback databse migraton", "fuzzy"),
+            "lexical": hits(hy, "pipeline", "lexical"),
+        }
+    assert before["fuzzy"][0] == ("s1", 1) and before["lexical"] == [("s1", 2)]
+    damage.first_release(indexed)
+    assert recorded(indexed) == ["m001_initial"]
+    assert "event_fuzzy" not in {name for _, name in schema(indexed)}
+
+    with Huiyi() as hy:  # opening it migrates it and fills the fuzzy index from the kept text
+        after = {
+            "fuzzy": hits(hy, "rollback databse migraton", "fuzzy"),
+            "lexical": hits(hy, "pipeline", "lexical"),
+        }
+        assert hits(hy, "迁移回滚", "fuzzy") == [("s2", 1)]
+    assert after == before
+    assert recorded(indexed) == ["m001_initial", "m002_fuzzy_and_vectors"]
+    with contextlib.closing(sqlite3.connect(indexed)) as conn:
+        assert conn.execute("SELECT count(*) FROM _rebuild").fetchone()[0] == 0
+        for table in ("event_fts", "event_fuzzy"):
+            conn.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('integrity-check', 0)")
+
+
+def test_a_migration_that_fails_halfway_leaves_the_index_as_it_was(
+    indexed: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tables_before, names_before = schema(indexed), recorded(indexed)
+
+    def m003_half_done(conn: sqlite3.Connection) -> None:
+        conn.execute("CREATE TABLE half_done (x INTEGER)")
+        conn.execute("INSERT INTO sessions (id, source) VALUES ('ghost', 'test')")
+        raise RuntimeError("the disk filled up")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(migrations, "MIGRATIONS", [*migrations.MIGRATIONS, m003_half_done])
+        with pytest.raises(RuntimeError, match="the disk filled up"):
+            db.connect(indexed)
+    assert schema(indexed) == tables_before
+    assert recorded(indexed) == names_before
+
+    with Huiyi() as hy:  # the real migrations open it as before
+        assert [s.id for s in hy.sessions(all_workspaces=True)] in (["s1", "s2"], ["s2", "s1"])
+        assert hits(hy, "pipeline", "lexical") == [("s1", 2)]
+
+
+def test_an_index_written_by_a_newer_huiyi_is_refused_untouched(indexed: Path) -> None:
+    with contextlib.closing(sqlite3.connect(indexed)) as conn, conn:
+        conn.execute("INSERT INTO _migrations (name, applied) VALUES ('m007_from_the_future', 0)")
+    content = indexed.read_bytes()
+    with pytest.raises(StoreError, match="written by a newer huiyi") as raised:
+        db.connect(indexed)
+    assert "m007_from_the_future" in str(raised.value)
+    assert "upgrade huiyi, or move it aside and run `huiyi index`" in str(raised.value)
+
+    result = CliRunner().invoke(main, ["sessions", "--all"])
+    assert result.exit_code != 0 and "written by a newer huiyi" in result.output
+    assert "Traceback" not in result.output
+    repair = CliRunner().invoke(main, ["doctor", "--repair"])
+    assert repair.exit_code != 0 and "written by a newer huiyi" in repair.output
+    assert indexed.read_bytes() == content
+    assert list(indexed.parent.glob("*.broken-*")) == []
