@@ -38,6 +38,11 @@ TOOL_KINDS = frozenset({Kind.TOOL_CALL, Kind.TOOL_RESULT})
 TEXT_KINDS = CONVERSATION_KINDS | TOOL_KINDS
 
 
+def sql_kinds(kinds: frozenset[Kind]) -> str:
+    """`'a', 'b'` for an SQL `IN (...)` list of constant kinds (never user input)."""
+    return ", ".join(f"'{kind.value}'" for kind in sorted(kinds))
+
+
 def kinds_to_read(*, include_tools: bool) -> tuple[str, ...]:
     """The kinds a reader of a session asks for: conversation, and tool traffic on request."""
     chosen = TEXT_KINDS if include_tools else CONVERSATION_KINDS

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from huiyi.model import Event, Kind, SessionUpdate, Surface
+from huiyi.model import TEXT_KINDS, Event, Kind, SessionUpdate, Surface, sql_kinds
 from huiyi.safety.privacy import is_private_title
 from huiyi.sources.base import Cursor, Reader, ReadResult, SessionChunk
 from huiyi.store.reading import Job, Outcome, read_all, read_job, same_head
@@ -481,8 +481,8 @@ class Ingestor:
         )
         self.conn.execute(
             "UPDATE sessions SET "
-            "event_count = (SELECT count(*) FROM events WHERE sid = :sid AND kind IN "
-            "('user', 'assistant', 'tool_call', 'tool_result', 'summary')), "
+            f"event_count = (SELECT count(*) FROM events WHERE sid = :sid AND kind IN "
+            f"({sql_kinds(TEXT_KINDS)})), "
             "user_count = (SELECT count(*) FROM events WHERE sid = :sid AND kind = 'user' "
             "AND injected = 0), "
             "first_user = coalesce(first_user, :first), "

@@ -24,12 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from huiyi.errors import StoreError
+from huiyi.model import TEXT_KINDS, sql_kinds
 from huiyi.sources.base import Reader
 from huiyi.store import db, migrations, textindex
 from huiyi.store.ingest import Ingestor, Progress, SourceReport
 
 #: the kinds `sessions.event_count` counts: what "events" means in every total huiyi shows
-COUNTED_KINDS = ", ".join(f"'{kind}'" for kind in sorted(textindex.INDEXABLE_KINDS))
+COUNTED_KINDS = sql_kinds(TEXT_KINDS)
 
 # -- health ------------------------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from huiyi.model import Event, Kind, Session, Surface
+from huiyi.model import Event, Kind, Session, Surface, sql_kinds
 
 SESSION_COLUMNS = (
     "sid, id, source, cwd, workspace, coalesce(title, ''), created, updated, parent, "
@@ -259,7 +259,8 @@ def recent_turns(conn: sqlite3.Connection, workspace: str, *, limit: int) -> lis
     rows = conn.execute(
         "SELECT e.kind, e.text FROM events e JOIN sessions s ON s.sid = e.sid "
         "WHERE s.workspace = ? AND s.is_private = 0 AND s.is_subagent = 0 AND e.injected = 0 "
-        "AND e.kind IN ('user', 'assistant') ORDER BY e.time DESC, e.id DESC LIMIT ?",
+        f"AND e.kind IN ({sql_kinds(frozenset({Kind.USER, Kind.ASSISTANT}))}) "
+        "ORDER BY e.time DESC, e.id DESC LIMIT ?",
         (workspace, limit),
     ).fetchall()
     return [(kind, text) for kind, text in reversed(rows)]

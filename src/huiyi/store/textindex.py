@@ -14,7 +14,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 
-from huiyi.model import TEXT_KINDS, Event, Kind
+from huiyi.model import CONVERSATION_KINDS, TEXT_KINDS, Event, Kind
 from huiyi.text.tokenize import index_streams, normalize
 from huiyi.workspace import fuzzy_scope_token, scope_token
 
@@ -48,14 +48,14 @@ def is_indexed(event: Event) -> bool:
 
 
 #: Kinds in the fuzzy and semantic layers: what people half-remember is what was said.
-CONVERSATION_KINDS = frozenset({"user", "assistant", "summary"})
+FUZZY_KINDS = frozenset(k.value for k in CONVERSATION_KINDS)
 #: How much of one message goes into the trigram index.
 FUZZY_CHARS = 2_000
 
 
 def fuzzy_text(kind: str, injected: bool, text: str) -> str | None:
     """The `event_fuzzy` text of one indexed event, or None when it is not in that index."""
-    if kind not in CONVERSATION_KINDS or (injected and kind != "summary"):
+    if kind not in FUZZY_KINDS or (injected and kind != Kind.SUMMARY.value):
         return None
     return normalize(text[:FUZZY_CHARS])
 

@@ -14,11 +14,10 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from huiyi.model import CONVERSATION_KINDS, Kind
+from huiyi.model import CONVERSATION_KINDS, Kind, sql_kinds
 
-_CONVERSATION = ", ".join(f"'{kind.value}'" for kind in sorted(CONVERSATION_KINDS))
 _EMBEDDABLE = (
-    f"e.indexed = 1 AND e.kind IN ({_CONVERSATION}) "
+    f"e.indexed = 1 AND e.kind IN ({sql_kinds(CONVERSATION_KINDS)}) "
     f"AND (e.injected = 0 OR e.kind = '{Kind.SUMMARY.value}')"
 )
 
