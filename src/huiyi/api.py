@@ -312,13 +312,15 @@ class Huiyi:
                 self.conn, row.sid, session_id, around, before=before, after=after, kinds=kinds
             )
         if from_seq is not None:
-            return queries.events(
-                self.conn, row.sid, session_id, from_seq=from_seq, kinds=kinds, limit=limit
+            return list(
+                queries.events(
+                    self.conn, row.sid, session_id, from_seq=from_seq, kinds=kinds, limit=limit
+                )
             )
         tail = queries.events(
             self.conn, row.sid, session_id, kinds=kinds, limit=last or limit, newest_first=True
         )
-        return list(reversed(tail))
+        return list(reversed(list(tail)))
 
     # -- the agent's tools ---------------------------------------------------------------
 

@@ -66,7 +66,7 @@ def read_compacted(
     out: list[Event] = []
     chars = 0
     cut = ""
-    for event in queries.iter_events(conn, sid, session_id, surface=Surface.SHADOWED):
+    for event in queries.events(conn, sid, session_id, surface=Surface.SHADOWED):
         if len(out) >= max_events:
             cut = "candidate event cap"
             break
@@ -81,13 +81,15 @@ def read_compacted(
     result = Compacted(out, total, complete=not cut)
     if cut:
         seen = {e.seq for e in out}
-        last = queries.events(
-            conn,
-            sid,
-            session_id,
-            surface=Surface.SHADOWED,
-            newest_first=True,
-            limit=SKELETON_TAIL_EVENTS,
+        last = list(
+            queries.events(
+                conn,
+                sid,
+                session_id,
+                surface=Surface.SHADOWED,
+                newest_first=True,
+                limit=SKELETON_TAIL_EVENTS,
+            )
         )
         tail = [e for e in reversed(last) if e.seq not in seen]
         tail_chars = sum(min(len(e.text), 20_000) for e in tail)

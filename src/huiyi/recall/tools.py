@@ -213,8 +213,10 @@ class Recall:
         title, title_masks = clean(session_title(row))
         if seq is None:
             total = queries.count_events(self.conn, row.sid, surface=Surface.SHADOWED)
-            events = queries.events(
-                self.conn, row.sid, row.session.id, surface=Surface.SHADOWED, kinds=_TEXT_KINDS
+            events = list(
+                queries.events(
+                    self.conn, row.sid, row.session.id, surface=Surface.SHADOWED, kinds=_TEXT_KINDS
+                )
             )
             what = f"the compacted part ({plural(total, 'event')})"
         else:
@@ -296,18 +298,10 @@ class Recall:
         kinds = kinds_to_read(include_tools=include_tools)
         title, masks = clean(session_title(row))
         if from_seq is None:
-            events = list(
-                reversed(
-                    queries.events(
-                        self.conn,
-                        row.sid,
-                        row.session.id,
-                        kinds=kinds,
-                        limit=last,
-                        newest_first=True,
-                    )
-                )
+            newest = queries.events(
+                self.conn, row.sid, row.session.id, kinds=kinds, limit=last, newest_first=True
             )
+            events = list(newest)[::-1]
             # keep the tail: drop from the front until it fits
             rendered = [self._render(e) for e in events]
             while len(rendered) > 1 and sum(len(r[0]) for r in rendered) > max_chars:
@@ -318,13 +312,15 @@ class Recall:
             lines = [f"session_read: session {row.session.id} ({title}), {tail_note}"]
             lines += [r[0] for r in rendered] or ["no events"]
             return deliver("\n".join(lines), masks=masks)
-        events = queries.events(
-            self.conn,
-            row.sid,
-            row.session.id,
-            from_seq=from_seq,
-            kinds=kinds,
-            limit=READ_PAGE_EVENTS,
+        events = list(
+            queries.events(
+                self.conn,
+                row.sid,
+                row.session.id,
+                from_seq=from_seq,
+                kinds=kinds,
+                limit=READ_PAGE_EVENTS,
+            )
         )
         body: list[str] = []
         used = 0

@@ -106,7 +106,7 @@ def _event(session_id: str, row: Sequence[Any]) -> Event:
     )
 
 
-def iter_events(
+def events(
     conn: sqlite3.Connection,
     sid: int,
     session_id: str,
@@ -118,8 +118,10 @@ def iter_events(
     limit: int | None = None,
     newest_first: bool = False,
 ) -> Iterator[Event]:
-    """A session's events in seq order (or newest first), filtered by range, kind and surface,
-    read lazily so that a caller with a budget stops reading where it stops."""
+    """A session's events in seq order (or newest first), filtered by range, kind and surface.
+
+    Read lazily, so that a caller with a budget stops reading where it stops; `list()` it to
+    keep them."""
     where = ["sid = ?"]
     params: list[Any] = [sid]
     if from_seq is not None:
@@ -148,34 +150,6 @@ def iter_events(
         cursor.close()
 
 
-def events(
-    conn: sqlite3.Connection,
-    sid: int,
-    session_id: str,
-    *,
-    from_seq: int | None = None,
-    to_seq: int | None = None,
-    kinds: Sequence[str] | None = None,
-    surface: str | None = None,
-    limit: int | None = None,
-    newest_first: bool = False,
-) -> list[Event]:
-    """`iter_events` as a list."""
-    return list(
-        iter_events(
-            conn,
-            sid,
-            session_id,
-            from_seq=from_seq,
-            to_seq=to_seq,
-            kinds=kinds,
-            surface=surface,
-            limit=limit,
-            newest_first=newest_first,
-        )
-    )
-
-
 def events_around(
     conn: sqlite3.Connection,
     sid: int,
@@ -188,8 +162,8 @@ def events_around(
 ) -> list[Event]:
     """Up to `before` events before `seq`, then up to `after + 1` from `seq` on (the event at
     `seq` and `after` more), in seq order."""
-    earlier = events(
-        conn, sid, session_id, to_seq=seq - 1, kinds=kinds, limit=before, newest_first=True
+    earlier = list(
+        events(conn, sid, session_id, to_seq=seq - 1, kinds=kinds, limit=before, newest_first=True)
     )
     later = events(conn, sid, session_id, from_seq=seq, kinds=kinds, limit=after + 1)
     return [*reversed(earlier), *later]
