@@ -483,20 +483,14 @@ class HuiyiMCP:
                 ctx, "memory_search", lambda mem, _key: memory_search_tool(mem, query, limit)
             )
 
-        server.add_tool(
-            memory,
-            name="memory",
-            description=DESCRIPTIONS["memory"],
-            annotations=MEMORY_WRITE,
-            structured_output=False,
-        )
-        server.add_tool(
-            memory_search,
-            name="memory_search",
-            description=DESCRIPTIONS["memory_search"],
-            annotations=READ_ONLY,
-            structured_output=False,
-        )
+        for fn, annotations in ((memory, MEMORY_WRITE), (memory_search, READ_ONLY)):
+            server.add_tool(
+                fn,
+                name=fn.__name__,
+                description=DESCRIPTIONS[fn.__name__],
+                annotations=annotations,
+                structured_output=False,
+            )
 
 
 def serve(
