@@ -483,12 +483,12 @@ class HuiyiMCP:
                 ctx, "memory_search", lambda mem, _key: memory_search_tool(mem, query, limit)
             )
 
-        for fn, annotations in ((memory, MEMORY_WRITE), (memory_search, READ_ONLY)):
+        for fn, hints in ((memory, MEMORY_WRITE), (memory_search, READ_ONLY)):
             server.add_tool(
                 fn,
                 name=fn.__name__,
                 description=DESCRIPTIONS[fn.__name__],
-                annotations=annotations,
+                annotations=hints,
                 structured_output=False,
             )
 
