@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import zstandard
+from report import print_numbers
 
 ZH = (
     "我们 数据库 迁移 回滚 部署 测试 失败 配置 缓存 接口 性能 日志 用户 订单 索引 锁表 超时 重试 "
@@ -309,12 +310,7 @@ def main() -> None:
                 embed_texts_per_s=round(hybrid["embed_texts_per_s"], 1),
                 index_with_vectors_mb=round(full_mb, 1),
             )
-    if args.json:
-        print(json.dumps(numbers))
-        return
-    width = max(len(k) for k in numbers)
-    for key, value in numbers.items():
-        print(f"{key:<{width}}  {value}")
+    print_numbers(numbers, as_json=args.json)
 
 
 if __name__ == "__main__":

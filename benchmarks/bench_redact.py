@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import base64
 import hashlib
-import json
 import random
 import statistics
 import time
@@ -28,6 +27,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from bench_index import sentence  # the bilingual lines of the index benchmark
+from report import print_numbers
 
 from huiyi.safety.redact import redact
 from huiyi.text.tokenize import index_streams
@@ -122,12 +122,7 @@ def main() -> None:
         "adversarial_200k_worst_ms": round(adversarial_ms[worst], 1),
         "adversarial_200k_worst_unit": worst[:20],
     }
-    if args.json:
-        print(json.dumps(numbers))
-        return
-    width = max(len(k) for k in numbers)
-    for key, value in numbers.items():
-        print(f"{key:<{width}}  {value}")
+    print_numbers(numbers, as_json=args.json)
 
 
 if __name__ == "__main__":

@@ -334,12 +334,7 @@ def test_the_docs_state_the_numbers_the_code_uses(
 def tool_schemas() -> dict[str, dict[str, Any]]:
     """The input schema of every MCP tool, as `tools/list` publishes it."""
     hy = Huiyi()
-    finder = CallerFinder(
-        server="huiyi",
-        dsh_home=hy.settings.dsh_home,
-        claude_dirs=hy.settings.claude_dirs,
-        cwd=str(ROOT),
-    )
+    finder = CallerFinder.for_settings(hy.settings, cwd=str(ROOT))
     app = HuiyiMCP(hy, finder)
     try:
         tools = anyio.run(app.build("huiyi").list_tools)

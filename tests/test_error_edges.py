@@ -79,12 +79,7 @@ def server(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Hui
     )
     monkeypatch.setenv("HUIYI_MEMORY_LIMIT", "60")
     hy = Huiyi()
-    finder = CallerFinder(
-        server="huiyi",
-        dsh_home=hy.settings.dsh_home,
-        claude_dirs=hy.settings.claude_dirs,
-        cwd=str(workspace),
-    )
+    finder = CallerFinder.for_settings(hy.settings, cwd=str(workspace))
     app = HuiyiMCP(hy, finder)
     yield app
     app.close()

@@ -122,10 +122,8 @@ async def connect(
     """A client connected in memory to a server that runs in `cwd` (as `huiyi mcp` would,
     with `--workspace forced`), offering `roots` when given."""
     hy = Huiyi()
-    finder = CallerFinder(
-        server="huiyi",
-        dsh_home=hy.settings.dsh_home,
-        claude_dirs=hy.settings.claude_dirs,
+    finder = CallerFinder.for_settings(
+        hy.settings,
         cwd=str(cwd),
         forced=None if forced is None else str(forced),
     )

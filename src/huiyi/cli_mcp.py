@@ -80,12 +80,7 @@ def mcp(hy: Huiyi, http: str | None, workspace: str | None, server_name: str) ->
     from huiyi.integrations.context import CallerFinder
     from huiyi.integrations.mcp_server import serve
 
-    finder = CallerFinder(
-        server=server_name,
-        dsh_home=hy.settings.dsh_home,
-        claude_dirs=hy.settings.claude_dirs,
-        cwd=os.getcwd(),
-        forced=workspace,
-        forced_how=how,
+    finder = CallerFinder.for_settings(
+        hy.settings, cwd=os.getcwd(), server=server_name, forced=workspace, forced_how=how
     )
     serve(hy, finder, http=address)

@@ -36,6 +36,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 from urllib.request import url2pathname
 
+from huiyi.config import Settings
 from huiyi.recall.scope import CallerContext
 from huiyi.sources.dsh import DshReader, pending_tool_calls, read_header
 from huiyi.workspace import workspace_of
@@ -305,6 +306,26 @@ class CallerFinder:
     forced: str | None = None
     forced_how: str = "HUIYI_WORKSPACE"
     _forced_workspace: str | None = field(default=None, init=False)
+
+    @classmethod
+    def for_settings(
+        cls,
+        settings: Settings,
+        *,
+        cwd: str,
+        server: str = "huiyi",
+        forced: str | None = None,
+        forced_how: str = "HUIYI_WORKSPACE",
+    ) -> CallerFinder:
+        """The finder for a server started in `cwd` over the harness homes `settings` name."""
+        return cls(
+            server=server,
+            dsh_home=settings.dsh_home,
+            claude_dirs=settings.claude_dirs,
+            cwd=cwd,
+            forced=forced,
+            forced_how=forced_how,
+        )
 
     def __post_init__(self) -> None:
         if self.forced is not None:
