@@ -155,7 +155,9 @@ class FakeModel:
             unix.fake = self
             self._servers.append(unix)
         for server in self._servers:
-            thread = threading.Thread(target=server.serve_forever, daemon=True)
+            thread = threading.Thread(
+                target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+            )
             thread.start()
             self._threads.append(thread)
         return self

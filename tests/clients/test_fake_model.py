@@ -13,6 +13,7 @@ from tests.clients.fake_model import (
     Reply,
     ToolCall,
     ToolSearch,
+    Turn,
     function_call_outputs,
     tool_names,
     tool_result_text,
@@ -35,7 +36,10 @@ def _events(stream: str) -> list[dict[str, Any]]:
 
 
 def test_messages_follow_the_script_and_side_requests_take_no_turn() -> None:
-    script = [ToolCall("mcp__huiyi__session_list", {"limit": 5}, call_id="toolu_1"), Reply("好")]
+    script: list[Turn] = [
+        ToolCall("mcp__huiyi__session_list", {"limit": 5}, call_id="toolu_1"),
+        Reply("好"),
+    ]
     with FakeModel(script) as fake:
         main = {"model": "m", "tools": [{"name": "Bash"}], "messages": [], "stream": True}
         status, kind, body = _post(fake, "/v1/messages?beta=true", main)
@@ -67,7 +71,7 @@ def test_messages_follow_the_script_and_side_requests_take_no_turn() -> None:
 
 
 def test_responses_stream_tool_search_function_call_and_text() -> None:
-    script = [
+    script: list[Turn] = [
         ToolSearch("huiyi", call_id="c0"),
         ToolCall("session_list", {"limit": 2}, namespace="mcp__huiyi", call_id="c1"),
         Reply("done"),
