@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -10,8 +12,11 @@ from typing import Any
 
 import pytest
 
+from huiyi.integrations import context
 from huiyi.integrations.context import (
     HOW_CLAUDE,
+    HOW_CLAUDE_ID,
+    HOW_CODEX,
     HOW_CWD,
     HOW_DSH,
     HOW_ROOTS,
@@ -19,11 +24,14 @@ from huiyi.integrations.context import (
     CallerFinder,
     ToolCall,
     claude_caller,
+    claude_caller_by_id,
+    codex_caller,
     dsh_caller,
     same_arguments,
     workspace_from_roots,
 )
 from tests.builders import claude as cb
+from tests.builders import codex as cx
 from tests.builders import dsh as b
 
 TOOL = "mcp__huiyi__recall_history"
@@ -75,6 +83,8 @@ def finder(
         cwd=str(cwd),
         forced=forced,
         forced_how=forced_how,
+        codex_home=home / ".codex",
+        claude_wait=0.0,
     )
 
 
@@ -297,20 +307,29 @@ def test_rules_apply_in_order(isolated_home: Path, project: Path, other: Path) -
     cwd = isolated_home
     find = finder(isolated_home, cwd)
 
-    # nothing in the logs: roots beat the cwd
+    # nothing anywhere: the server's cwd
+    assert find.resolve("recall_history", {}).how == HOW_CWD
+
+    # a DSH session pending this very call beats the cwd
+    sid = dsh_session(isolated_home / ".dsh", project, pending=[(TOOL, "{}")])
+    ctx = find.resolve("recall_history", {})
+    assert (ctx.how, ctx.session_id, ctx.workspace) == (HOW_DSH, sid, str(project))
+
+    # roots beat the DSH logs (a client that offers roots is not DSH)
     assert find.resolve("recall_history", {}, roots).how == HOW_ROOTS
     assert find.resolve("recall_history", {}, roots).workspace == str(other)
 
-    # a Claude session in the server's project beats roots
+    # a Claude session in the server's project with the call pending beats roots
     claude_session(
         isolated_home / ".claude", cwd, "5f0c2d1e-1111-4222-8333-444455556666", pending_reply({})
     )
     assert find.resolve("recall_history", {}, roots).how == HOW_CLAUDE
 
-    # a DSH session beats a Claude session
-    sid = dsh_session(isolated_home / ".dsh", project, pending=[(TOOL, "{}")])
-    ctx = find.resolve("recall_history", {}, roots)
-    assert (ctx.how, ctx.session_id, ctx.workspace) == (HOW_DSH, sid, str(project))
+    # the client naming its session beats every guess
+    codex_sid = "0199a1b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b"
+    cx.write_rollout(isolated_home / ".codex", str(project / "src"), [], session_id=codex_sid)
+    ctx = find.resolve("recall_history", {}, roots, meta={"sessionId": codex_sid})
+    assert (ctx.how, ctx.session_id, ctx.workspace) == (HOW_CODEX, codex_sid, str(project))
 
     # a forced workspace beats everything
     forced = finder(isolated_home, cwd, forced=str(other)).resolve("recall_history", {}, roots)
@@ -330,3 +349,90 @@ def test_a_forced_workspace_keeps_the_session_found_in_it(
     ctx = find.resolve("recall_history", {})
 
     assert (ctx.workspace, ctx.session_id, ctx.how) == (str(project), sid, "--workspace+dsh-log")
+
+
+# -- what the client says ----------------------------------------------------------------------
+
+
+def test_claude_s_tool_use_id_names_the_calling_transcript_exactly(
+    isolated_home: Path, project: Path, other: Path
+) -> None:
+    claude = isolated_home / ".claude"
+    claude_session(claude, project, "aaaaaaaa-1111-4222-8333-444455556666", pending_reply({}))
+    other_reply = [cb.user("hi"), *cb.split_reply("msg_7", cb.tool_use("toolu_other", TOOL, {}))]
+    claude_session(claude, other, "bbbbbbbb-1111-4222-8333-444455556666", other_reply)
+
+    # the server runs in `project`, but the id says the call came from the session in `other`
+    found = claude_caller_by_id("toolu_other", [claude], str(project), wait=0.0)
+
+    assert found is not None
+    assert (found.session_id, found.workspace, found.how) == (
+        "bbbbbbbb-1111-4222-8333-444455556666",
+        str(other),
+        HOW_CLAUDE_ID,
+    )
+    assert claude_caller_by_id("toolu_nowhere", [claude], str(project), wait=0.0) is None
+
+
+def test_a_tool_use_written_after_the_call_arrives_is_waited_for(
+    isolated_home: Path, project: Path
+) -> None:
+    claude = isolated_home / ".claude"
+    sid = "cccccccc-1111-4222-8333-444455556666"
+    path = claude_session(claude, project, sid, [cb.user("what did we decide?")])
+    late = json.dumps(
+        {
+            **cb.assistant(cb.tool_use("toolu_late", TOOL, {}), message_id="msg_late"),
+            "type": "assistant",
+            "sessionId": sid,
+            "cwd": str(project),
+            "uuid": "u-late",
+        }
+    )
+    written = threading.Event()
+
+    def write_later() -> None:
+        time.sleep(0.2)  # Claude flushes its transcript about every 100 ms
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write(late + "\n")
+        written.set()
+
+    writer = threading.Thread(target=write_later)
+    writer.start()
+    found = claude_caller_by_id("toolu_late", [claude], str(project), wait=30.0)
+    writer.join()
+
+    assert written.is_set()
+    assert found is not None and found.session_id == sid
+
+
+def test_codex_s_session_id_names_the_rollout_and_its_workspace(
+    isolated_home: Path, project: Path
+) -> None:
+    codex_home = isolated_home / ".codex"
+    sid = "0199a1b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b"
+    cx.write_rollout(codex_home, str(project / "src"), [], session_id=sid)
+
+    found = codex_caller(sid, codex_home)
+    assert found is not None
+    assert (found.session_id, found.workspace, found.how) == (sid, str(project), HOW_CODEX)
+    assert codex_caller("0199a1b2-0000-0000-0000-000000000000", codex_home) is None
+    assert codex_caller("../../etc/passwd", codex_home) is None
+
+    meta = {"x-codex-turn-metadata": {"session_id": sid}}
+    ctx = finder(isolated_home, isolated_home).resolve("recall_history", {}, meta=meta)
+    assert (ctx.session_id, ctx.how) == (sid, HOW_CODEX)
+
+
+def test_an_unchanged_dsh_log_is_not_read_again(
+    isolated_home: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dsh_session(isolated_home / ".dsh", project, pending=[(TOOL, "{}")])
+    find = finder(isolated_home, isolated_home)
+    assert find.resolve("recall_history", {}).how == HOW_DSH
+
+    reads: list[Path] = []
+    real = context.pending_tool_calls
+    monkeypatch.setattr(context, "pending_tool_calls", lambda p: reads.append(p) or real(p))
+    assert find.resolve("recall_history", {}).how == HOW_DSH
+    assert reads == []

@@ -304,12 +304,16 @@ class HuiyiMCP:
     async def caller(self, ctx: Context, tool: str) -> CallerContext:
         """Who is calling `tool` (see `huiyi.integrations.context` for the order)."""
         params = ctx.request_context.params or {}
-        raw = params.get("arguments")
+        raw, raw_meta = params.get("arguments"), params.get("_meta")
         arguments: Mapping[str, Any] | None = raw if isinstance(raw, Mapping) else None
-        found = await self.in_worker(partial(self.finder.from_logs, tool, arguments))
-        if found is not None:
-            return found
-        return self.finder.fallback(await self._roots(ctx))
+        meta: Mapping[str, Any] | None = raw_meta if isinstance(raw_meta, Mapping) else None
+        # the client's word may mean waiting briefly for its log: off the index's thread
+        found = await asyncio.to_thread(self.finder.by_client, tool, arguments, meta)
+        if found is None:
+            found = self.finder.by_roots(await self._roots(ctx))
+        if found is None:
+            found = await self.in_worker(partial(self.finder.by_logs, tool, arguments))
+        return self.finder.settle(found)
 
     async def _roots(self, ctx: Context) -> list[str]:
         """The client's root URIs, when it declared the roots capability and answers in time."""
