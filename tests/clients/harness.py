@@ -273,7 +273,10 @@ def run_claude(
     huiyi_extra_env: Mapping[str, str] | None = None,
     extra_args: Sequence[str] = (),
     timeout: float = 180,
+    register: bool = True,
 ) -> Run:
+    """Run `claude -p prompt` once; `register=False` reuses the MCP servers an earlier run in the
+    same `home` registered (for a second session, or `--resume`)."""
     client = CLIENTS["claude"]
     claude = str(installed("claude"))
     home.mkdir(parents=True, exist_ok=True)
@@ -303,7 +306,7 @@ def run_claude(
             probe_server = [sys.executable, str(PROBE), str(probe_log)]
             setups.append([claude, "mcp", "add", "--scope", "user", "probe", "--", *probe_server])
             allowed.append("mcp__probe")
-        for argv in setups:
+        for argv in setups if register else []:
             code, out, err, took, _ = run(argv, timeout=60)
             setup += took
             if code != 0:
@@ -346,6 +349,11 @@ def _toml(value: object) -> str:
     if isinstance(value, list | tuple):
         return "[" + ", ".join(_toml(v) for v in value) + "]"
     return json.dumps(value)  # a TOML basic string is a JSON string
+
+
+#: Codex refuses a writing MCP tool under approval policy "never" unless the entry approves it
+#: (docs/connect.md tells users the same; tests/clients/test_connect_docs.py checks both agree)
+CODEX_MEMORY_TABLE = '[mcp_servers.huiyi.tools.memory]\napproval_mode = "approve"\n'
 
 
 def codex_config(
