@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from huiyi.model import Kind
+from huiyi.safety.envelope import wrap
 from huiyi.sources.base import Cursor
 from huiyi.sources.claude import ClaudeReader
 from tests.builders import claude as cc
@@ -390,8 +391,103 @@ def test_a_cursor_saved_by_an_earlier_version_reads_on_where_it_stopped(
     session = chunk.session
     assert (session.title, session.cwd, session.created) == ("Fix the port", CWD, 1772445601000)
     assert result.skipped == {}
-    assert set(result.state) == set(saved)
+    # keys may be added (calls waiting for a result), never renamed
+    assert set(result.state) == set(saved) | {"pending"}
     assert (result.state["seq"], result.state["reply"]["texts"]) == (
         4,
         ["The port is fixed.", "Reading conftest."],
     )
+
+
+# -- huiyi never recalls itself ---------------------------------------------------------------
+
+
+def recalled(body: str) -> str:
+    """A recall tool's answer as the model receives it: in huiyi's envelope."""
+    return wrap(body)
+
+
+@pytest.mark.parametrize("server", ["huiyi", "memoir"])
+def test_calls_to_huiyis_tools_and_their_results_are_marked_own(
+    claude_dir: Path, reader: ClaudeReader, server: str
+) -> None:
+    tool = f"mcp__{server}__recall_history"
+    records = [
+        cc.user("why did we roll back the migration?"),
+        cc.assistant(cc.tool_use("toolu_1", tool, {"query": "migration"}), message_id="m1"),
+        cc.tool_result("toolu_1", [cc.text(recalled("[1] we rolled back 0042 (lock timeout)"))]),
+        cc.assistant(cc.tool_use("toolu_2", "Read", {"file_path": "a.py"}), message_id="m2"),
+        cc.tool_result("toolu_2", "print('a')"),
+        cc.assistant("It was rolled back over a lock timeout.", message_id="m3"),
+    ]
+    path = cc.write_transcript(claude_dir, CWD, records)
+
+    events = reader.read(path, Cursor()).chunks[0].events
+
+    assert [(e.seq, e.kind, e.tool_name, e.own) for e in events] == [
+        (0, Kind.USER, None, False),
+        (1, Kind.TOOL_CALL, tool, True),
+        (2, Kind.TOOL_RESULT, tool, True),
+        (3, Kind.TOOL_CALL, "Read", False),
+        (4, Kind.TOOL_RESULT, "Read", False),
+        (5, Kind.ASSISTANT, None, False),
+    ]
+
+
+def test_a_result_in_huiyis_envelope_marks_the_call_it_answers_from_an_earlier_read(
+    claude_dir: Path, reader: ClaudeReader
+) -> None:
+    # a name that does not give huiyi away (a harness that drops the mcp__ prefix); the call
+    # is read before its result exists, as when huiyi indexes the calling session mid-call
+    records = [
+        cc.user("what did we decide?"),
+        cc.assistant(cc.tool_use("toolu_9", "recall_history", {"query": "decide"}), message_id="m"),
+    ]
+    path = cc.write_transcript(claude_dir, CWD, records)
+    replay = Replay()
+    [first] = replay.read(reader, path).chunks
+    assert [(e.seq, e.own) for e in first.events] == [(0, False), (1, False)]
+
+    cc.write_transcript(
+        claude_dir,
+        CWD,
+        [cc.tool_result("toolu_9", recalled("we decided X")), cc.assistant("X.", message_id="n")],
+        append=True,
+    )
+    [second] = replay.read(reader, path).chunks
+
+    assert [(e.seq, e.kind, e.own) for e in second.events] == [
+        (1, Kind.TOOL_CALL, True),  # emitted again under its seq, now marked
+        (2, Kind.TOOL_RESULT, True),
+        (3, Kind.ASSISTANT, False),
+    ]
+    assert second.events[0].text == 'recall_history {"query": "decide"}'
+    assert second.events[0].uid == "toolu_9"
+    assert [(seq, kind) for seq, kind, *_ in replay.rows()] == [
+        (0, "user"),
+        (1, "tool_call"),
+        (2, "tool_result"),
+        (3, "assistant"),
+    ]
+
+
+def test_own_traffic_before_a_compaction_is_shadowed_like_the_rest(
+    claude_dir: Path, reader: ClaudeReader
+) -> None:
+    records = [
+        cc.user("what did we decide?"),
+        cc.assistant(cc.tool_use("toolu_1", "mcp__huiyi__session_list", {}), message_id="m"),
+        cc.tool_result("toolu_1", recalled("1 session")),
+        cc.compact_boundary(),
+        cc.compact_summary("We looked at past sessions."),
+    ]
+    path = cc.write_transcript(claude_dir, CWD, records)
+
+    replay = read_whole(reader, path)
+
+    assert [(kind, surface) for _, kind, _, surface in replay.rows()] == [
+        ("user", "shadowed"),
+        ("tool_call", "shadowed"),
+        ("tool_result", "shadowed"),
+        ("summary", "current"),
+    ]

@@ -190,7 +190,7 @@ class _Transcript(FileSession):
         time = self._note(record)
         if rtype == "system":
             if record.get("subtype") == "compact_boundary":
-                self.shadow_before = self.seq
+                self.compact()
                 self.reply_id = None
             return
         message = record.get("message")
@@ -218,7 +218,7 @@ class _Transcript(FileSession):
         if record.get("isCompactSummary") is True:
             # normally right after a compact_boundary (the same seq); older builds wrote no
             # boundary, and the summary alone marks where the model's view begins
-            self.shadow_before = self.seq
+            self.compact()
             self.emit(Kind.SUMMARY, "user", _block_text(content), time, injected=True, uid=uuid)
             return
         meta = record.get("isMeta") is True
@@ -230,6 +230,7 @@ class _Transcript(FileSession):
             self.skipped[BAD_RECORD] += 1
             return
         # consecutive text blocks make one USER event, each tool_result block a TOOL_RESULT
+        # (with the tool_use id it answers)
         parts: list[tuple[Kind, str, str | None]] = []
         texts: list[str] = []
         for block in content:
@@ -244,17 +245,17 @@ class _Transcript(FileSession):
                     parts.append((Kind.USER, "\n".join(texts), None))
                     texts = []
                 tool_id = as_str(block.get("tool_use_id"))
-                tool = self.tools.get(tool_id) if tool_id else None
-                parts.append((Kind.TOOL_RESULT, _block_text(block.get("content")), tool))
+                parts.append((Kind.TOOL_RESULT, _block_text(block.get("content")), tool_id))
         if texts:
             parts.append((Kind.USER, "\n".join(texts), None))
         n = 0
-        for kind, text, tool in parts:
+        for kind, text, tool_id in parts:
             if kind == Kind.USER:
                 injected = meta or _is_host_text(text)
                 emitted = self.emit(kind, "user", text, time, injected=injected, uid=_nth(uuid, n))
             else:
-                emitted = self.emit(kind, "tool", text, time, tool_name=tool, uid=_nth(uuid, n))
+                tool = self.tools.get(tool_id) if tool_id else None
+                emitted = self.emit_result(tool_id, tool, text, time, uid=_nth(uuid, n))
             if emitted:
                 n += 1
 
@@ -298,14 +299,7 @@ class _Transcript(FileSession):
         if tool_id is not None:
             remember(self.tools, tool_id, name, MAX_TOOLS)
         arguments = json.dumps(block.get("input", {}), ensure_ascii=False)
-        self.emit(
-            Kind.TOOL_CALL,
-            "assistant",
-            f"{name} {clean_text(arguments)}",
-            time,
-            tool_name=name,
-            uid=tool_id or uuid,
-        )
+        self.emit_call(tool_id, name, f"{name} {clean_text(arguments)}", time, uid=tool_id or uuid)
 
 
 def _nth(uid: str | None, n: int) -> str | None:

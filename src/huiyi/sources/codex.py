@@ -11,6 +11,8 @@ each:
 - Replies come from `response_item` assistant messages; `event_msg/agent_message` repeats them.
 - Tool traffic comes from `function_call` / `custom_tool_call` / `local_shell_call` and their
   `*_output` items; outputs find their tool name through `call_id` in a bounded map in state.
+  An MCP call names its server in `namespace` (`mcp__huiyi`): the tool name is the full
+  `mcp__huiyi__recall_history`.
 - `compacted` carries the summary that replaces everything before it: a SUMMARY event whose
   seq is also the chunk's `shadow_before`.
 
@@ -87,6 +89,15 @@ def _content_text(content: object) -> str:
     return "\n".join(t for t in texts if t)
 
 
+def _tool_name(item: dict[str, Any], itype: str) -> str:
+    """A call's tool name, with the MCP server's `namespace` in front when it has one."""
+    name = as_str(item.get("name")) or _DEFAULT_NAMES.get(itype, itype)
+    namespace = as_str(item.get("namespace"))
+    if namespace is not None and not name.startswith(namespace):
+        name = f"{namespace.rstrip('_')}__{name}"
+    return name
+
+
 def _output_text(output: object) -> str:
     """A tool output: a plain string, a `{"output": ...}` JSON envelope, or content items."""
     if isinstance(output, str):
@@ -158,7 +169,7 @@ class _Rollout(FileSession):
                 text = as_str(payload.get("message")) or ""
                 self.emit(Kind.USER, "user", text, time)
         else:  # compacted
-            self.shadow_before = self.seq
+            self.compact()
             text = as_str(payload.get("message")) or ""
             self.emit(Kind.SUMMARY, "user", text, time, injected=True)
 
@@ -177,22 +188,18 @@ class _Rollout(FileSession):
         if itype == "message":
             self._message(item, time)
         elif isinstance(itype, str) and itype in _CALL_ARGS:
-            name = as_str(item.get("name")) or _DEFAULT_NAMES.get(itype, itype)
+            name = _tool_name(item, itype)
             call_id = as_str(item.get("call_id")) or as_str(item.get("id"))
             if call_id is not None:
                 remember(self.calls, call_id, name, MAX_CALLS)
             arguments = item.get(_CALL_ARGS[itype])
             if not isinstance(arguments, str):
                 arguments = json.dumps(arguments, ensure_ascii=False)
-            self.emit(
-                Kind.TOOL_CALL, "assistant", f"{name} {clean_text(arguments)}", time, tool_name=name
-            )
+            self.emit_call(call_id, name, f"{name} {clean_text(arguments)}", time)
         elif isinstance(itype, str) and itype.endswith("_output"):
             call_id = as_str(item.get("call_id"))
             tool = self.calls.get(call_id) if call_id else None
-            self.emit(
-                Kind.TOOL_RESULT, "tool", _output_text(item.get("output")), time, tool_name=tool
-            )
+            self.emit_result(call_id, tool, _output_text(item.get("output")), time)
         elif itype not in _IGNORED_ITEMS:
             self.skipped[UNKNOWN_TYPE] += 1
 
