@@ -207,6 +207,55 @@ def test_the_last_summary_record_titles_the_session_in_later_reads_too(
     assert replay.read(reader, path).chunks[0].session.title == "Fix flaky login test"
 
 
+def test_a_custom_title_wins_over_an_ai_title_and_the_latest_of_each_wins(
+    claude_dir: Path, reader: ClaudeReader
+) -> None:
+    path = cc.write_transcript(
+        claude_dir,
+        CWD,
+        [cc.summary("From a summary"), cc.user("hi"), cc.ai_title("Greeting")],
+    )
+    replay = Replay()
+
+    assert replay.read(reader, path).chunks[0].session.title == "Greeting"  # AI over summary
+    cc.write_transcript(
+        claude_dir,
+        CWD,
+        [cc.custom_title("Mine"), cc.ai_title("Login test on CI"), cc.summary("Later summary")],
+        append=True,
+    )
+    assert replay.read(reader, path).chunks[0].session.title == "Mine"
+    cc.write_transcript(claude_dir, CWD, [cc.custom_title("Mine, renamed")], append=True)
+    assert replay.read(reader, path).chunks[0].session.title == "Mine, renamed"
+    assert replay.sessions[cc.SESSION_ID].title == "Mine, renamed"
+    assert replay.skipped == {}
+
+
+def test_an_ai_title_alone_titles_the_session_and_is_no_event(
+    claude_dir: Path, reader: ClaudeReader
+) -> None:
+    path = cc.write_transcript(
+        claude_dir, CWD, [cc.user("why does CI fail?"), cc.ai_title("CI failure")]
+    )
+
+    [chunk] = reader.read(path, Cursor()).chunks
+
+    assert chunk.session.title == "CI failure"
+    assert [e.text for e in chunk.events] == ["why does CI fail?"]
+
+
+def test_the_clients_bookkeeping_records_are_passed_over_without_being_counted(
+    claude_dir: Path, reader: ClaudeReader
+) -> None:
+    records = [*cc.bookkeeping(), cc.user("hello"), *cc.bookkeeping(), cc.assistant("hi")]
+    path = cc.write_transcript(claude_dir, CWD, [*records, {"type": "hologram"}])
+
+    result = reader.read(path, Cursor())
+
+    assert [e.text for e in result.chunks[0].events] == ["hello", "hi"]
+    assert result.skipped == {"unknown-type": 1}  # a type on no list is still counted
+
+
 def test_discover_finds_transcripts_in_every_config_dir_and_nothing_else(tmp_path: Path) -> None:
     first, second = tmp_path / "one", tmp_path / "two"
     a = cc.write_transcript(first, CWD, [cc.user("a")])
@@ -391,8 +440,9 @@ def test_a_cursor_saved_by_an_earlier_version_reads_on_where_it_stopped(
     session = chunk.session
     assert (session.title, session.cwd, session.created) == ("Fix the port", CWD, 1772445601000)
     assert result.skipped == {}
-    # keys may be added (calls waiting for a result), never renamed
-    assert set(result.state) == set(saved) | {"pending"}
+    # keys may be added (the titles by kind, calls waiting for a result), never renamed
+    assert set(result.state) == set(saved) | {"titles", "pending"}
+    assert result.state["titles"] == {"summary": "Fix the port"}
     assert (result.state["seq"], result.state["reply"]["texts"]) == (
         4,
         ["The port is fixed.", "Reading conftest."],
