@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from huiyi.model import Kind
+from huiyi.safety.envelope import wrap
 from huiyi.sources.base import Cursor
 from huiyi.sources.claude import ClaudeReader
 from tests.builders import claude as cc
@@ -206,6 +207,55 @@ def test_the_last_summary_record_titles_the_session_in_later_reads_too(
     assert replay.read(reader, path).chunks[0].session.title == "Fix flaky login test"
 
 
+def test_a_custom_title_wins_over_an_ai_title_and_the_latest_of_each_wins(
+    claude_dir: Path, reader: ClaudeReader
+) -> None:
+    path = cc.write_transcript(
+        claude_dir,
+        CWD,
+        [cc.summary("From a summary"), cc.user("hi"), cc.ai_title("Greeting")],
+    )
+    replay = Replay()
+
+    assert replay.read(reader, path).chunks[0].session.title == "Greeting"  # AI over summary
+    cc.write_transcript(
+        claude_dir,
+        CWD,
+        [cc.custom_title("Mine"), cc.ai_title("Login test on CI"), cc.summary("Later summary")],
+        append=True,
+    )
+    assert replay.read(reader, path).chunks[0].session.title == "Mine"
+    cc.write_transcript(claude_dir, CWD, [cc.custom_title("Mine, renamed")], append=True)
+    assert replay.read(reader, path).chunks[0].session.title == "Mine, renamed"
+    assert replay.sessions[cc.SESSION_ID].title == "Mine, renamed"
+    assert replay.skipped == {}
+
+
+def test_an_ai_title_alone_titles_the_session_and_is_no_event(
+    claude_dir: Path, reader: ClaudeReader
+) -> None:
+    path = cc.write_transcript(
+        claude_dir, CWD, [cc.user("why does CI fail?"), cc.ai_title("CI failure")]
+    )
+
+    [chunk] = reader.read(path, Cursor()).chunks
+
+    assert chunk.session.title == "CI failure"
+    assert [e.text for e in chunk.events] == ["why does CI fail?"]
+
+
+def test_the_clients_bookkeeping_records_are_passed_over_without_being_counted(
+    claude_dir: Path, reader: ClaudeReader
+) -> None:
+    records = [*cc.bookkeeping(), cc.user("hello"), *cc.bookkeeping(), cc.assistant("hi")]
+    path = cc.write_transcript(claude_dir, CWD, [*records, {"type": "hologram"}])
+
+    result = reader.read(path, Cursor())
+
+    assert [e.text for e in result.chunks[0].events] == ["hello", "hi"]
+    assert result.skipped == {"unknown-type": 1}  # a type on no list is still counted
+
+
 def test_discover_finds_transcripts_in_every_config_dir_and_nothing_else(tmp_path: Path) -> None:
     first, second = tmp_path / "one", tmp_path / "two"
     a = cc.write_transcript(first, CWD, [cc.user("a")])
@@ -390,8 +440,104 @@ def test_a_cursor_saved_by_an_earlier_version_reads_on_where_it_stopped(
     session = chunk.session
     assert (session.title, session.cwd, session.created) == ("Fix the port", CWD, 1772445601000)
     assert result.skipped == {}
-    assert set(result.state) == set(saved)
+    # keys may be added (the titles by kind, calls waiting for a result), never renamed
+    assert set(result.state) == set(saved) | {"titles", "pending"}
+    assert result.state["titles"] == {"summary": "Fix the port"}
     assert (result.state["seq"], result.state["reply"]["texts"]) == (
         4,
         ["The port is fixed.", "Reading conftest."],
     )
+
+
+# -- huiyi never recalls itself ---------------------------------------------------------------
+
+
+def recalled(body: str) -> str:
+    """A recall tool's answer as the model receives it: in huiyi's envelope."""
+    return wrap(body)
+
+
+@pytest.mark.parametrize("server", ["huiyi", "memoir"])
+def test_calls_to_huiyis_tools_and_their_results_are_marked_own(
+    claude_dir: Path, reader: ClaudeReader, server: str
+) -> None:
+    tool = f"mcp__{server}__recall_history"
+    records = [
+        cc.user("why did we roll back the migration?"),
+        cc.assistant(cc.tool_use("toolu_1", tool, {"query": "migration"}), message_id="m1"),
+        cc.tool_result("toolu_1", [cc.text(recalled("[1] we rolled back 0042 (lock timeout)"))]),
+        cc.assistant(cc.tool_use("toolu_2", "Read", {"file_path": "a.py"}), message_id="m2"),
+        cc.tool_result("toolu_2", "print('a')"),
+        cc.assistant("It was rolled back over a lock timeout.", message_id="m3"),
+    ]
+    path = cc.write_transcript(claude_dir, CWD, records)
+
+    events = reader.read(path, Cursor()).chunks[0].events
+
+    assert [(e.seq, e.kind, e.tool_name, e.own) for e in events] == [
+        (0, Kind.USER, None, False),
+        (1, Kind.TOOL_CALL, tool, True),
+        (2, Kind.TOOL_RESULT, tool, True),
+        (3, Kind.TOOL_CALL, "Read", False),
+        (4, Kind.TOOL_RESULT, "Read", False),
+        (5, Kind.ASSISTANT, None, False),
+    ]
+
+
+def test_a_result_in_huiyis_envelope_marks_the_call_it_answers_from_an_earlier_read(
+    claude_dir: Path, reader: ClaudeReader
+) -> None:
+    # a name that does not give huiyi away (a harness that drops the mcp__ prefix); the call
+    # is read before its result exists, as when huiyi indexes the calling session mid-call
+    records = [
+        cc.user("what did we decide?"),
+        cc.assistant(cc.tool_use("toolu_9", "recall_history", {"query": "decide"}), message_id="m"),
+    ]
+    path = cc.write_transcript(claude_dir, CWD, records)
+    replay = Replay()
+    [first] = replay.read(reader, path).chunks
+    assert [(e.seq, e.own) for e in first.events] == [(0, False), (1, False)]
+
+    cc.write_transcript(
+        claude_dir,
+        CWD,
+        [cc.tool_result("toolu_9", recalled("we decided X")), cc.assistant("X.", message_id="n")],
+        append=True,
+    )
+    [second] = replay.read(reader, path).chunks
+
+    assert [(e.seq, e.kind, e.own) for e in second.events] == [
+        (1, Kind.TOOL_CALL, True),  # emitted again under its seq, now marked
+        (2, Kind.TOOL_RESULT, True),
+        (3, Kind.ASSISTANT, False),
+    ]
+    assert second.events[0].text == 'recall_history {"query": "decide"}'
+    assert second.events[0].uid == "toolu_9"
+    assert [(seq, kind) for seq, kind, *_ in replay.rows()] == [
+        (0, "user"),
+        (1, "tool_call"),
+        (2, "tool_result"),
+        (3, "assistant"),
+    ]
+
+
+def test_own_traffic_before_a_compaction_is_shadowed_like_the_rest(
+    claude_dir: Path, reader: ClaudeReader
+) -> None:
+    records = [
+        cc.user("what did we decide?"),
+        cc.assistant(cc.tool_use("toolu_1", "mcp__huiyi__session_list", {}), message_id="m"),
+        cc.tool_result("toolu_1", recalled("1 session")),
+        cc.compact_boundary(),
+        cc.compact_summary("We looked at past sessions."),
+    ]
+    path = cc.write_transcript(claude_dir, CWD, records)
+
+    replay = read_whole(reader, path)
+
+    assert [(kind, surface) for _, kind, _, surface in replay.rows()] == [
+        ("user", "shadowed"),
+        ("tool_call", "shadowed"),
+        ("tool_result", "shadowed"),
+        ("summary", "current"),
+    ]

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from huiyi.model import Kind
+from huiyi.safety.envelope import wrap
 from huiyi.sources.base import Cursor
 from huiyi.sources.codex import CodexReader
 from tests.builders import codex as cx
@@ -263,4 +264,171 @@ def test_a_cursor_saved_by_an_earlier_version_reads_on_where_it_stopped(
     assert (session.id, session.cwd, session.is_subagent) == (cx.SESSION_ID, CWD, True)
     assert (session.created, session.updated) == (1772446500000, cx.ms(cx.at(5)))
     assert result.skipped == {}
-    assert result.state == {**saved, "seq": 4, "updated": cx.ms(cx.at(5))}
+    # keys may be added (calls waiting for a result, recent prompts), never renamed
+    assert result.state == {
+        **saved,
+        "seq": 4,
+        "updated": cx.ms(cx.at(5)),
+        "pending": {},
+        "prompts": [],
+    }
+
+
+# -- Codex 0.171: prompts without event_msg/user_message, namespaced MCP tools -----------------
+
+
+def turn_171() -> list[cx.Item]:
+    return [
+        cx.message_171(
+            "developer", ("<skills_instructions>\n## Skills\n</skills_instructions>", "skills")
+        ),
+        cx.env_context_171(CWD),
+        *cx.bookkeeping_171(),
+        cx.prompt_171("上周为什么回滚了迁移? why did we roll back?"),
+        cx.assistant_message("A lock timeout on 0042.", with_ui_copy=False),
+    ]
+
+
+def test_a_codex_171_prompt_is_one_human_user_event(codex_home: Path, reader: CodexReader) -> None:
+    path = cx.write_rollout(codex_home, CWD, turn_171())
+
+    result = reader.read(path, Cursor())
+
+    [chunk] = result.chunks
+    assert [(e.seq, e.kind, e.role, e.injected) for e in chunk.events] == [
+        (0, Kind.USER, "developer", True),
+        (1, Kind.USER, "user", True),
+        (2, Kind.USER, "user", False),
+        (3, Kind.ASSISTANT, "assistant", False),
+    ]
+    assert chunk.events[2].text == "上周为什么回滚了迁移? why did we roll back?"
+    assert result.skipped == {}
+
+
+@pytest.mark.parametrize(
+    "copies",
+    [
+        ["item", "event"],  # older Codex
+        ["item", "completed"],  # 0.171
+        ["event", "item"],  # the UI copy first
+        ["completed", "item", "event"],  # every copy at once
+        ["event"],  # only the UI copy
+        ["item"],  # only the model's copy
+    ],
+)
+def test_each_prompt_is_indexed_once_whichever_copies_the_rollout_has(
+    codex_home: Path, reader: CodexReader, copies: list[str]
+) -> None:
+    def prompt(text: str) -> list[cx.Line]:
+        made = {
+            "item": cx.message("user", text),
+            "event": cx.user_message(text),
+            "completed": cx.user_message_item(text),
+        }
+        return [made[copy] for copy in copies]
+
+    items = [*prompt("run the tests"), cx.message("assistant", "ok"), *prompt("run the tests")]
+    path = cx.write_rollout(codex_home, CWD, items)
+
+    whole = read_whole(reader, path)
+    grown = read_growing(reader, path, path.read_bytes(), step=61)
+
+    assert [(kind, text) for _, kind, text, _ in whole.rows()] == [
+        ("user", "run the tests"),
+        ("assistant", "ok"),
+        ("user", "run the tests"),  # typed twice, indexed twice
+    ]
+    assert grown.rows() == whole.rows()
+
+
+def test_injected_blocks_are_told_apart_item_by_item(codex_home: Path, reader: CodexReader) -> None:
+    mixed = cx._item(
+        {
+            "type": "message",
+            "role": "user",
+            "content": [
+                {"type": "input_text", "text": "# AGENTS.md instructions for /home/ana/api\n..."},
+                {"type": "input_text", "text": "<turn_aborted>interrupted</turn_aborted>"},
+                {"type": "input_text", "text": "<subagent_note>\nhi\n</subagent_note>"},
+                {"type": "input_text", "text": "why is <environment_context> in my prompt?"},
+            ],
+        }
+    )
+    labelled = cx.message_171(
+        "user", ("<environment_context>hand-typed</environment_context>", "user"), ("x", "hook")
+    )
+    path = cx.write_rollout(codex_home, CWD, [mixed, labelled])
+
+    events = reader.read(path, Cursor()).chunks[0].events
+
+    assert [(e.injected, e.text.splitlines()[0]) for e in events] == [
+        (True, "# AGENTS.md instructions for /home/ana/api"),
+        (False, "why is <environment_context> in my prompt?"),
+        (True, "x"),  # provenance decides where a message says it
+        (False, "<environment_context>hand-typed</environment_context>"),
+    ]
+
+
+def test_an_mcp_call_keeps_its_namespace_and_huiyis_own_are_marked(
+    codex_home: Path, reader: CodexReader
+) -> None:
+    answer = wrap("recall_history: 1 result\n[1] rolled back 0042")
+    items = [
+        cx.prompt_171("why did we roll back?"),
+        cx.mcp_call("recall_history", {"query": "rollback"}, "c1", output=answer),
+        cx.mcp_call("search_issues", {"q": "x"}, "c2", namespace="mcp__github", output="[]"),
+        cx.function_call("shell", {"command": ["ls"]}, "c3", output="a.py"),
+    ]
+    path = cx.write_rollout(codex_home, CWD, items)
+
+    events = reader.read(path, Cursor()).chunks[0].events
+
+    assert [(e.kind, e.tool_name, e.own) for e in events[1:]] == [
+        (Kind.TOOL_CALL, "mcp__huiyi__recall_history", True),
+        (Kind.TOOL_RESULT, "mcp__huiyi__recall_history", True),
+        (Kind.TOOL_CALL, "mcp__github__search_issues", False),
+        (Kind.TOOL_RESULT, "mcp__github__search_issues", False),
+        (Kind.TOOL_CALL, "shell", False),
+        (Kind.TOOL_RESULT, "shell", False),
+    ]
+    assert events[1].text == 'mcp__huiyi__recall_history {"query": "rollback"}'
+    assert events[2].text.startswith("Wall time: 0.4937 seconds\nOutput:\nThe following is")
+
+
+def test_an_older_mcp_name_is_marked_own_by_the_result_it_gets(
+    codex_home: Path, reader: CodexReader
+) -> None:
+    # older Codex named MCP tools `<server>__<tool>`, with no namespace
+    items = [
+        cx.prompt("what did we decide?"),
+        cx.function_call("memo__session_list", {}, "c1"),
+    ]
+    path = cx.write_rollout(codex_home, CWD, items)
+    replay = Replay()
+    assert [e.own for e in replay.read(reader, path).chunks[0].events] == [False, False]
+    cx.write_rollout(
+        codex_home, CWD, [cx.function_call_output("c1", wrap("2 sessions"))], append=True
+    )
+
+    [chunk] = replay.read(reader, path).chunks
+
+    assert [(e.seq, e.kind, e.own) for e in chunk.events] == [
+        (1, Kind.TOOL_CALL, True),
+        (2, Kind.TOOL_RESULT, True),
+    ]
+
+
+def test_an_unknown_event_or_item_type_is_still_counted(
+    codex_home: Path, reader: CodexReader
+) -> None:
+    items = [
+        cx._event({"type": "hologram_started"}),
+        cx._item({"type": "hologram_call"}),
+        cx.prompt_171("hi"),
+    ]
+    path = cx.write_rollout(codex_home, CWD, items)
+
+    result = reader.read(path, Cursor())
+
+    assert result.skipped == {"unknown-type": 2}
+    assert [e.text for e in result.chunks[0].events] == ["hi"]

@@ -66,6 +66,10 @@ class Event:
     #: keeps the first event per (source, uid), so history copied into a resumed session's file
     #: is not indexed twice
     uid: str | None = None
+    #: huiyi's own tool traffic (a call to one of its tools, or the result): kept, never
+    #: indexed, so huiyi never recalls itself. Readers set it when they pair a call with a
+    #: result that gave it away; `sources.base.is_own_traffic` also recognises the rest.
+    own: bool = False
 
 
 @dataclass(slots=True)

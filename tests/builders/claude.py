@@ -147,6 +147,40 @@ def summary(title: str, leaf_uuid: str = "") -> Record:
     return {"type": "summary", "summary": title, "leafUuid": leaf_uuid}
 
 
+def ai_title(title: str) -> Record:
+    """The title Claude Code gives a session (2.1 and later)."""
+    return {"type": "ai-title", "aiTitle": title, "sessionId": SESSION_ID}
+
+
+def custom_title(title: str) -> Record:
+    """The title the user gave a session (`/rename`)."""
+    return {"type": "custom-title", "customTitle": title, "sessionId": SESSION_ID}
+
+
+def bookkeeping() -> list[Record]:
+    """One record of each type Claude Code 2.1 writes that holds no conversation (shapes as
+    in tests/clients/fixtures/claude-code-2.1.332-transcript.jsonl, contents cut short)."""
+    sid = {"sessionId": SESSION_ID}
+    return [
+        {"type": "queue-operation", "operation": "enqueue", "content": "hello", **sid},
+        {
+            "type": "attachment",
+            "attachment": {"type": "date", "date": "2026-11-30"},
+            "rendered": [{"content": "<system-reminder>Today is 2026-11-30.</system-reminder>"}],
+            "uuid": "att-1",
+            **sid,
+        },
+        {"type": "last-prompt", "lastPrompt": "hello", "leafUuid": "u1", **sid},
+        {"type": "atis-latch", "atis": "", **sid},
+        {"type": "api-request-shape", "shapeHash": "0ed5", "shape": {"system": []}, **sid},
+        {"type": "api-request-blob", "hash": "550e", "message": {"role": "user"}, **sid},
+        {"type": "api-request", "id": "e4e6", "params": {"model": "claude-x"}, **sid},
+        {"type": "tools-used", "tools": ["ToolSearch"], **sid},
+        {"type": "cost-state", "totalCostUSD": 0.03, **sid},
+        snapshot(),
+    ]
+
+
 def snapshot() -> Record:
     """A known record type that carries nothing to index."""
     return {

@@ -17,6 +17,7 @@ would: `<codex_home>/sessions/YYYY/MM/DD/rollout-<timestamp>-<id>.jsonl`.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
@@ -27,6 +28,7 @@ SESSION_ID = "0199a1b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b"
 START = datetime(2026, 3, 2, 10, 15, tzinfo=UTC)
 Line = dict[str, Any]
 Item = Line | list[Line]
+_message_ids = itertools.count(1)
 
 
 def iso(moment: datetime) -> str:
@@ -137,6 +139,103 @@ def custom_tool_call(
             _item({"type": "custom_tool_call_output", "call_id": call_id, "output": output})
         )
     return lines
+
+
+# -- Codex 0.171 -----------------------------------------------------------------------------
+# Shapes as in tests/clients/fixtures/codex-0.171.0-rollout.jsonl: no `event_msg/user_message`;
+# each content item of a message says where it came from (`provenance`); MCP calls carry the
+# server in `namespace`; new line types without conversation.
+
+
+def message_171(role: str, *items: tuple[str, str]) -> Line:
+    """A message whose content items are `(text, provenance type)` pairs."""
+    kind = "output_text" if role == "assistant" else "input_text"
+    return _item(
+        {
+            "type": "message",
+            "id": f"msg_{next(_message_ids):04d}",
+            "role": role,
+            "content": [{"type": kind, "text": text} for text, _ in items],
+            "internal_chat_message_metadata_passthrough": {
+                "turn_id": "turn-1",
+                "content_item_metadata": [{"provenance": {"type": p}} for _, p in items],
+            },
+        }
+    )
+
+
+def item_completed(item: dict[str, Any]) -> Line:
+    return _event({"type": "item_completed", "thread_id": SESSION_ID, "turn_id": "t", "item": item})
+
+
+def user_message_item(text: str) -> Line:
+    """The UI copy of a typed prompt in 0.171 (`item_completed` with a `UserMessage`)."""
+    return item_completed(
+        {"type": "UserMessage", "id": "um-1", "content": [{"type": "text", "text": text}]}
+    )
+
+
+def prompt_171(text: str) -> list[Line]:
+    """A typed prompt as Codex 0.171 logs it: the model's copy, then the UI's."""
+    return [message_171("user", (text, "user")), user_message_item(text)]
+
+
+def env_context_171(cwd: str) -> Line:
+    return message_171(
+        "user", (f"<environment_context>\n  <cwd>{cwd}</cwd>\n</environment_context>", "harness")
+    )
+
+
+def mcp_call(
+    name: str,
+    arguments: dict[str, Any],
+    call_id: str,
+    *,
+    namespace: str | None = "mcp__huiyi",
+    output: str | None = None,
+) -> list[Line]:
+    """An MCP tool call as 0.171 logs it (the server in `namespace`), and its output the way
+    the model receives it: a wall-time line, then the tool's text."""
+    payload: dict[str, Any] = {
+        "type": "function_call",
+        "status": "completed",
+        "name": name,
+        "arguments": json.dumps(arguments, ensure_ascii=False),
+        "call_id": call_id,
+    }
+    if namespace is not None:
+        payload["namespace"] = namespace
+    lines = [_item(payload)]
+    if output is not None:
+        lines.append(
+            _item(
+                {
+                    "type": "function_call_output",
+                    "call_id": call_id,
+                    "output": [
+                        {"type": "input_text", "text": "Wall time: 0.4937 seconds\nOutput:"},
+                        {"type": "input_text", "text": output},
+                    ],
+                }
+            )
+        )
+    return lines
+
+
+def bookkeeping_171() -> list[Line]:
+    """One line of each kind Codex 0.171 writes that holds no conversation."""
+    return [
+        _event({"type": "task_started", "turn_id": "t", "model_context_window": 258400}),
+        {"type": "world_state", "payload": {"full": True, "state": {"agents_md": {}}}},
+        {"type": "token_usage_record", "payload": {"thread_id": SESSION_ID, "usage": {}}},
+        _event({"type": "thread_settings_applied", "thread_id": SESSION_ID}),
+        _item({"type": "tool_search_call", "call_id": "ts1", "arguments": {"query": "huiyi"}}),
+        _item({"type": "tool_search_output", "call_id": "ts1", "tools": []}),
+        _event({"type": "token_count", "info": None}),
+        item_completed({"type": "AgentMessage", "id": "m", "content": [{"type": "Text"}]}),
+        item_completed({"type": "McpToolCall", "id": "c", "server": "huiyi", "tool": "x"}),
+        _event({"type": "task_complete", "turn_id": "t", "last_agent_message": "done"}),
+    ]
 
 
 def reasoning() -> Line:

@@ -61,13 +61,9 @@ class SearchResult:
 
 
 def session_title(row: SessionRow) -> str:
-    """The session's title, else the start of its first human message, else a placeholder."""
-    if row.session.title.strip():
-        return row.session.title.strip()
-    if row.first_user:
-        first = " ".join(row.first_user.split())
-        return first[:60] + ("…" if len(first) > 60 else "")
-    return "(untitled)"
+    """The session's display title (its own, else the start of its first human message; see
+    `queries.display_title`), else a placeholder."""
+    return row.session.title or "(untitled)"
 
 
 class _Visible:

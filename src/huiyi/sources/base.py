@@ -11,17 +11,25 @@ events (upserted by `(session, seq)`, so a later read may rewrite an event it em
 for example a reply whose parts arrive in two reads) and surface changes for events emitted
 earlier (compaction shadows them). Bad input is never fatal: each skipped line or frame is
 counted in `skipped` under a short reason.
+
+huiyi never recalls itself: its own MCP tool calls and their results (recalled history in its
+untrusted-data envelope) are kept as events, so seqs and compaction stay as the harness logged
+them, but never indexed. `is_own_traffic` recognises them from one event alone (tool name or
+result text), so every reader gets it without knowing about it; a reader that can pair a result
+with its call (by call id) also marks the call `Event.own` when only the result gave it away.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
-from huiyi.model import Event, SessionUpdate, Surface
+from huiyi.model import Event, Kind, SessionUpdate, Surface
+from huiyi.safety.envelope import MARKER_NAME, notice
 
 #: Lines longer than this are skipped and counted as "line-too-long".
 MAX_LINE_BYTES = 8 * 1024 * 1024
@@ -35,6 +43,52 @@ LINE_TOO_LONG = "line-too-long"
 BAD_RECORD = "bad-record"
 UNREADABLE = "unreadable"
 UNSUPPORTED_VERSION = "unsupported-version"
+
+#: The tools huiyi's MCP server offers, whatever name the user gave the server.
+OWN_TOOLS = (
+    "recall_history",
+    "recall_expand",
+    "session_list",
+    "session_read",
+    "memory",
+    "memory_search",
+)
+#: `mcp__<server>__<tool>`: how Claude Code and DSH name an MCP tool (and Codex, once its
+#: `namespace` is joined to the name).
+_OWN_TOOL_NAME = re.compile(rf"mcp__.+__(?:{'|'.join(OWN_TOOLS)})")
+#: The envelope's opening marker on a line of its own (`safety.envelope.wrap`).
+_OWN_MARKER = re.compile(rf"^<<<{MARKER_NAME}_[0-9a-f]{{8,64}}>>>$", re.MULTILINE)
+#: The envelope's notice line, whatever its label; a harness may put a line or two before it.
+_OWN_NOTICE = re.compile(
+    "^" + re.escape(notice("LABEL")).replace("LABEL", r"[^\n]{1,200}"), re.MULTILINE
+)
+#: How far into a result the notice may start (Codex puts `Wall time: ...\nOutput:` first).
+_NOTICE_WITHIN = 600
+
+
+def is_own_tool(name: str | None) -> bool:
+    """Whether a tool name is one of huiyi's MCP tools (`mcp__<any server>__recall_history`)."""
+    return name is not None and _OWN_TOOL_NAME.fullmatch(name) is not None
+
+
+def is_own_output(text: str) -> bool:
+    """Whether a tool result is huiyi's own output: its notice near the start, or its envelope
+    marker on a line of its own."""
+    return (
+        _OWN_NOTICE.search(text, 0, _NOTICE_WITHIN) is not None
+        or _OWN_MARKER.search(text) is not None
+    )
+
+
+def is_own_traffic(event: Event) -> bool:
+    """A call to one of huiyi's tools or a result of one: never indexed as conversation."""
+    if event.own:
+        return True
+    if event.kind not in (Kind.TOOL_CALL, Kind.TOOL_RESULT):
+        return False
+    return is_own_tool(event.tool_name) or (
+        event.kind is Kind.TOOL_RESULT and is_own_output(event.text)
+    )
 
 
 @dataclass(slots=True)

@@ -18,6 +18,12 @@ their own whose parent is the records' `sessionId`). Three quirks of the format 
 
 The format has no sequence numbers, so seqs are a running counter per file kept in the state:
 the same bytes always get the same seqs, however the reads were cut.
+
+Titles come from `custom-title` (the user named the session), `ai-title` (Claude Code named
+it) and, in older builds, `summary` records: a custom title wins over an AI title, which wins
+over a summary, and within each kind the latest wins. Many record types are the client's own
+bookkeeping (`_IGNORED`): they are passed over without being counted; a type on neither list
+is counted `unknown-type`.
 """
 
 from __future__ import annotations
@@ -35,10 +41,27 @@ from huiyi.sources.base import BAD_RECORD, UNKNOWN_TYPE
 from huiyi.sources.fold import FileSession, JsonlReader
 from huiyi.sources.jsonl import as_str, clean_text, remember
 
-#: Record types that carry nothing to index (bookkeeping of the Claude Code client).
-_IGNORED = frozenset({"file-history-snapshot", "queue-operation", "progress", "tag", "agent-name"})
-#: Record types that name the session, and the field holding the name.
-_TITLE_FIELDS = {"summary": "summary", "custom-title": "customTitle"}
+#: Record types that carry nothing to index (bookkeeping of the Claude Code client): passed
+#: over without being counted.
+_IGNORED = frozenset(
+    {
+        "agent-name",
+        "api-request",
+        "api-request-blob",
+        "api-request-shape",
+        "atis-latch",
+        "attachment",
+        "cost-state",
+        "file-history-snapshot",
+        "last-prompt",
+        "progress",
+        "queue-operation",
+        "tag",
+        "tools-used",
+    }
+)
+#: Record types that name the session and the field holding the name, strongest first.
+_TITLE_FIELDS = {"custom-title": "customTitle", "ai-title": "aiTitle", "summary": "summary"}
 _WRAPPER = re.compile(
     r"\s*<(?:command-name|command-message|command-args|local-command-stdout|"
     r"local-command-stderr|local-command-caveat)>"
@@ -115,8 +138,9 @@ def _is_host_text(text: str) -> bool:
 class _Transcript(FileSession):
     """What one transcript has taught us so far; `state()` round-trips it through the cursor.
 
-    Besides `FileSession`'s keys: `title`, `parent`, `sidechain`, `tools` (tool names by
-    `tool_use` id), `uuids` (recent record uuids) and `reply` (the reply being assembled).
+    Besides `FileSession`'s keys: `title` (the title in force), `titles` (the latest title
+    of each kind), `parent`, `sidechain`, `tools` (tool names by `tool_use` id), `uuids`
+    (recent record uuids) and `reply` (the reply being assembled).
     """
 
     source: ClassVar[str] = ClaudeReader.source
@@ -125,6 +149,9 @@ class _Transcript(FileSession):
         super().__init__(path.stem, state, skipped)
         self.subagent_file = is_subagent_file(path)
         self.title: str | None = state.get("title")
+        # a state saved before `titles` existed knows only the title in force
+        legacy = {"summary": self.title} if self.title is not None else {}
+        self.titles: dict[str, str] = state.get("titles", legacy)
         self.parent: str | None = state.get("parent")
         self.sidechain: bool = state.get("sidechain", False)
         self.tools: dict[str, str] = state.get("tools", {})
@@ -148,6 +175,7 @@ class _Transcript(FileSession):
         return {
             **super().state(),
             "title": self.title,
+            "titles": self.titles,
             "parent": self.parent,
             "sidechain": self.sidechain,
             "tools": self.tools,
@@ -172,8 +200,9 @@ class _Transcript(FileSession):
         rtype = record.get("type")
         if isinstance(rtype, str) and rtype in _TITLE_FIELDS:
             title = as_str(record.get(_TITLE_FIELDS[rtype]))
-            if title is not None:
-                self.title = title
+            if title is not None and title.strip():
+                self.titles[rtype] = title.strip()
+                self.title = next(self.titles[k] for k in _TITLE_FIELDS if k in self.titles)
                 self.touched = True
             return
         if rtype in _IGNORED:
@@ -190,7 +219,7 @@ class _Transcript(FileSession):
         time = self._note(record)
         if rtype == "system":
             if record.get("subtype") == "compact_boundary":
-                self.shadow_before = self.seq
+                self.compact()
                 self.reply_id = None
             return
         message = record.get("message")
@@ -218,7 +247,7 @@ class _Transcript(FileSession):
         if record.get("isCompactSummary") is True:
             # normally right after a compact_boundary (the same seq); older builds wrote no
             # boundary, and the summary alone marks where the model's view begins
-            self.shadow_before = self.seq
+            self.compact()
             self.emit(Kind.SUMMARY, "user", _block_text(content), time, injected=True, uid=uuid)
             return
         meta = record.get("isMeta") is True
@@ -230,6 +259,7 @@ class _Transcript(FileSession):
             self.skipped[BAD_RECORD] += 1
             return
         # consecutive text blocks make one USER event, each tool_result block a TOOL_RESULT
+        # (with the tool_use id it answers)
         parts: list[tuple[Kind, str, str | None]] = []
         texts: list[str] = []
         for block in content:
@@ -244,17 +274,17 @@ class _Transcript(FileSession):
                     parts.append((Kind.USER, "\n".join(texts), None))
                     texts = []
                 tool_id = as_str(block.get("tool_use_id"))
-                tool = self.tools.get(tool_id) if tool_id else None
-                parts.append((Kind.TOOL_RESULT, _block_text(block.get("content")), tool))
+                parts.append((Kind.TOOL_RESULT, _block_text(block.get("content")), tool_id))
         if texts:
             parts.append((Kind.USER, "\n".join(texts), None))
         n = 0
-        for kind, text, tool in parts:
+        for kind, text, tool_id in parts:
             if kind == Kind.USER:
                 injected = meta or _is_host_text(text)
                 emitted = self.emit(kind, "user", text, time, injected=injected, uid=_nth(uuid, n))
             else:
-                emitted = self.emit(kind, "tool", text, time, tool_name=tool, uid=_nth(uuid, n))
+                tool = self.tools.get(tool_id) if tool_id else None
+                emitted = self.emit_result(tool_id, tool, text, time, uid=_nth(uuid, n))
             if emitted:
                 n += 1
 
@@ -298,14 +328,7 @@ class _Transcript(FileSession):
         if tool_id is not None:
             remember(self.tools, tool_id, name, MAX_TOOLS)
         arguments = json.dumps(block.get("input", {}), ensure_ascii=False)
-        self.emit(
-            Kind.TOOL_CALL,
-            "assistant",
-            f"{name} {clean_text(arguments)}",
-            time,
-            tool_name=name,
-            uid=tool_id or uuid,
-        )
+        self.emit_call(tool_id, name, f"{name} {clean_text(arguments)}", time, uid=tool_id or uuid)
 
 
 def _nth(uid: str | None, n: int) -> str | None:

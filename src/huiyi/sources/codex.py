@@ -4,15 +4,25 @@ Each line is `{"timestamp", "type", "payload"}`. Codex logs most things twice, o
 model saw (`response_item`) and once for the UI (`event_msg`), so the reader picks one copy of
 each:
 
-- Human prompts come from `event_msg/user_message`, the clean typed text. The `response_item`
-  user message repeating it is dropped; a `response_item` user message holding an
-  `<environment_context>` or `<user_instructions>` (AGENTS.md) block is host-injected and kept
-  as an injected USER event, like `developer` messages.
-- Replies come from `response_item` assistant messages; `event_msg/agent_message` repeats them.
+- A human prompt is a `response_item` user message (what the model saw) and one or two UI
+  copies: `event_msg/user_message` in older builds, `event_msg/item_completed` with a
+  `UserMessage` item in newer ones (0.171 logs no `user_message`). Whichever copy comes first
+  becomes the USER event; the others are recognised by their text (a short hash of it in the
+  state, under `prompts`) and dropped, so either shape, or both, gives one event per prompt.
+- Not every user message is the human's: content items holding an `<environment_context>`,
+  `<user_instructions>`, AGENTS.md or similar block are host-injected (newer builds also say
+  so in each item's `provenance`), and `developer` messages are always host-injected. They
+  are kept as injected USER events.
+- Replies come from `response_item` assistant messages; `event_msg/agent_message` and
+  `item_completed` repeat them.
 - Tool traffic comes from `function_call` / `custom_tool_call` / `local_shell_call` and their
   `*_output` items; outputs find their tool name through `call_id` in a bounded map in state.
+  An MCP call names its server in `namespace` (`mcp__huiyi`): the tool name is the full
+  `mcp__huiyi__recall_history`.
 - `compacted` carries the summary that replaces everything before it: a SUMMARY event whose
   seq is also the chunk's `shadow_before`.
+- Everything else Codex is known to log (`_IGNORED_TYPES`, `_IGNORED_ITEMS`, `_IGNORED_EVENTS`)
+  is passed over without being counted; what is on none of these lists counts `unknown-type`.
 
 Seqs are a running counter per file kept in the cursor state, as for Claude transcripts.
 The format has no title; the store derives one.
@@ -20,6 +30,7 @@ The format has no title; the store derives one.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections import Counter
@@ -32,14 +43,61 @@ from huiyi.sources.base import BAD_RECORD, UNKNOWN_TYPE
 from huiyi.sources.fold import FileSession, JsonlReader
 from huiyi.sources.jsonl import as_str, clean_text, jsonl_files, parse_time, remember
 
-#: Text that marks a user-role `response_item` as written by Codex, not typed by the human.
+#: How a user-role content item written by Codex (not typed by the human) begins.
 INJECTED_MARKERS = (
     "<environment_context>",
     "<user_instructions>",
     "# AGENTS.md instructions",
+    "<skills_instructions>",
+    "<permissions instructions>",
+    "<turn_aborted>",
 )
-_IGNORED_TYPES = frozenset({"turn_context"})
-_IGNORED_ITEMS = frozenset({"reasoning", "ghost_snapshot"})
+#: A content item that is one `<some_tag>...</some_tag>` block (a tag with `_` or a space in
+#: its name, which HTML never has) is Codex's too, whatever the tag.
+_INJECTED_BLOCK = re.compile(r"\s*<([a-z]+(?:[_ ][a-z]+)+)>.*</\1>\s*", re.DOTALL)
+#: Top-level line types without conversation.
+_IGNORED_TYPES = frozenset({"turn_context", "world_state", "token_usage_record"})
+#: `response_item` types without conversation (reasoning is often encrypted; tool search
+#: only loads tool definitions).
+_IGNORED_ITEMS = frozenset(
+    {"reasoning", "ghost_snapshot", "tool_search_call", "tool_search_output"}
+)
+#: `event_msg` types the reader passes over: UI copies of what `response_item`s hold, and
+#: bookkeeping. `user_message` and `item_completed` (a `UserMessage`) are the UI copies of a
+#: prompt, read for it.
+_IGNORED_EVENTS = frozenset(
+    {
+        "agent_message",
+        "agent_reasoning",
+        "agent_reasoning_raw_content",
+        "agent_reasoning_section_break",
+        "background_event",
+        "context_compacted",
+        "entered_review_mode",
+        "error",
+        "exec_command_begin",
+        "exec_command_end",
+        "exited_review_mode",
+        "item_started",
+        "mcp_tool_call_begin",
+        "mcp_tool_call_end",
+        "patch_apply_begin",
+        "patch_apply_end",
+        "plan_update",
+        "stream_error",
+        "task_complete",
+        "task_started",
+        "thread_rolled_back",
+        "thread_settings_applied",
+        "token_count",
+        "turn_aborted",
+        "turn_diff",
+        "view_image_tool_call",
+        "warning",
+        "web_search_begin",
+        "web_search_end",
+    }
+)
 #: Tool-call item types and the field holding their arguments.
 _CALL_ARGS = {
     "function_call": "arguments",
@@ -52,6 +110,8 @@ _UUID_TAIL = re.compile(
     r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
 )
 MAX_CALLS = 256
+#: Prompts remembered for recognising their other copies.
+MAX_PROMPTS = 16
 
 
 class CodexReader(JsonlReader):
@@ -87,6 +147,62 @@ def _content_text(content: object) -> str:
     return "\n".join(t for t in texts if t)
 
 
+def _is_injected_item(text: str, provenance: object) -> bool:
+    """Whether one content item of a user-role message was written by Codex: its provenance
+    says so (newer builds), else it opens with a block Codex injects."""
+    if isinstance(provenance, str):
+        return provenance != "user"
+    head = text.lstrip()
+    return head.startswith(INJECTED_MARKERS) or _INJECTED_BLOCK.fullmatch(text) is not None
+
+
+def _provenances(item: dict[str, Any]) -> list[object]:
+    """Each content item's `provenance.type`, where the message says (None where not)."""
+    meta = item.get("internal_chat_message_metadata_passthrough")
+    kinds = meta.get("content_item_metadata") if isinstance(meta, dict) else None
+    out: list[object] = []
+    for entry in kinds if isinstance(kinds, list) else []:
+        source = entry.get("provenance") if isinstance(entry, dict) else None
+        out.append(source.get("type") if isinstance(source, dict) else None)
+    return out
+
+
+def _split_user_content(item: dict[str, Any]) -> tuple[str, str]:
+    """(human text, host-injected text) of a user-role message, item by item."""
+    content = item.get("content")
+    if isinstance(content, str):
+        content = [{"type": "input_text", "text": content}]
+    if not isinstance(content, list):
+        return "", ""
+    provenances = _provenances(item)
+    human: list[str] = []
+    injected: list[str] = []
+    for n, part in enumerate(content):
+        if not isinstance(part, dict) or not isinstance(part.get("text"), str):
+            continue
+        text = clean_text(part["text"])
+        if not text:
+            continue
+        provenance = provenances[n] if n < len(provenances) else None
+        (injected if _is_injected_item(text, provenance) else human).append(text)
+    return "\n".join(human), "\n".join(injected)
+
+
+def _prompt_key(text: str) -> str:
+    """A short hash of a prompt's words, to recognise its other copies."""
+    words = " ".join(text.split())
+    return hashlib.sha1(words.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def _tool_name(item: dict[str, Any], itype: str) -> str:
+    """A call's tool name, with the MCP server's `namespace` in front when it has one."""
+    name = as_str(item.get("name")) or _DEFAULT_NAMES.get(itype, itype)
+    namespace = as_str(item.get("namespace"))
+    if namespace is not None and not name.startswith(namespace):
+        name = f"{namespace.rstrip('_')}__{name}"
+    return name
+
+
 def _output_text(output: object) -> str:
     """A tool output: a plain string, a `{"output": ...}` JSON envelope, or content items."""
     if isinstance(output, str):
@@ -108,8 +224,9 @@ def _output_text(output: object) -> str:
 class _Rollout(FileSession):
     """What one rollout has taught us so far; `state()` round-trips it through the cursor.
 
-    Besides `FileSession`'s keys: `id` (the session id, fixed by the first record), `subagent`
-    and `calls` (tool names by `call_id`).
+    Besides `FileSession`'s keys: `id` (the session id, fixed by the first record), `subagent`,
+    `calls` (tool names by `call_id`) and `prompts` (recent prompts: a hash of the text and
+    the copies seen, oldest first).
     """
 
     source: ClassVar[str] = CodexReader.source
@@ -119,6 +236,7 @@ class _Rollout(FileSession):
         self.path = path
         self.subagent: bool = state.get("subagent", False)
         self.calls: dict[str, str] = state.get("calls", {})
+        self.prompts: list[list[Any]] = state.get("prompts", [])
 
     def state(self) -> dict[str, Any]:
         return {
@@ -126,6 +244,7 @@ class _Rollout(FileSession):
             "id": self.session_id,
             "subagent": self.subagent,
             "calls": self.calls,
+            "prompts": self.prompts,
         }
 
     def describe(self, update: SessionUpdate) -> None:
@@ -154,11 +273,9 @@ class _Rollout(FileSession):
         elif rtype == "response_item":
             self._item(payload, time)
         elif rtype == "event_msg":
-            if payload.get("type") == "user_message" and payload.get("kind") in (None, "plain"):
-                text = as_str(payload.get("message")) or ""
-                self.emit(Kind.USER, "user", text, time)
+            self._event(payload, time)
         else:  # compacted
-            self.shadow_before = self.seq
+            self.compact()
             text = as_str(payload.get("message")) or ""
             self.emit(Kind.SUMMARY, "user", text, time, injected=True)
 
@@ -172,40 +289,63 @@ class _Rollout(FileSession):
         if isinstance(source, dict) and "subagent" in source:
             self.subagent = True
 
+    def _event(self, payload: dict[str, Any], time: int) -> None:
+        etype = payload.get("type")
+        if etype == "user_message":
+            if payload.get("kind") in (None, "plain"):
+                self._prompt("event", as_str(payload.get("message")) or "", time)
+        elif etype == "item_completed":
+            item = payload.get("item")
+            if isinstance(item, dict) and item.get("type") == "UserMessage":
+                self._prompt("completed", _content_text(item.get("content")), time)
+        elif etype not in _IGNORED_EVENTS:
+            self.skipped[UNKNOWN_TYPE] += 1
+
+    def _prompt(self, copy: str, text: str, time: int) -> None:
+        """One copy of a human prompt: the first copy of it is the USER event."""
+        if not text.strip():
+            return
+        key = _prompt_key(text)
+        for entry in self.prompts:
+            if entry[0] == key and copy not in entry[1]:
+                entry[1].append(copy)
+                return  # another copy of a prompt already emitted
+        self.prompts.append([key, [copy]])
+        del self.prompts[:-MAX_PROMPTS]
+        self.emit(Kind.USER, "user", text, time)
+
     def _item(self, item: dict[str, Any], time: int) -> None:
         itype = item.get("type")
+        if itype in _IGNORED_ITEMS:
+            return
         if itype == "message":
             self._message(item, time)
         elif isinstance(itype, str) and itype in _CALL_ARGS:
-            name = as_str(item.get("name")) or _DEFAULT_NAMES.get(itype, itype)
+            name = _tool_name(item, itype)
             call_id = as_str(item.get("call_id")) or as_str(item.get("id"))
             if call_id is not None:
                 remember(self.calls, call_id, name, MAX_CALLS)
             arguments = item.get(_CALL_ARGS[itype])
             if not isinstance(arguments, str):
                 arguments = json.dumps(arguments, ensure_ascii=False)
-            self.emit(
-                Kind.TOOL_CALL, "assistant", f"{name} {clean_text(arguments)}", time, tool_name=name
-            )
+            self.emit_call(call_id, name, f"{name} {clean_text(arguments)}", time)
         elif isinstance(itype, str) and itype.endswith("_output"):
             call_id = as_str(item.get("call_id"))
             tool = self.calls.get(call_id) if call_id else None
-            self.emit(
-                Kind.TOOL_RESULT, "tool", _output_text(item.get("output")), time, tool_name=tool
-            )
-        elif itype not in _IGNORED_ITEMS:
+            self.emit_result(call_id, tool, _output_text(item.get("output")), time)
+        else:
             self.skipped[UNKNOWN_TYPE] += 1
 
     def _message(self, item: dict[str, Any], time: int) -> None:
         role = item.get("role")
-        text = _content_text(item.get("content"))
         if role == "assistant":
-            self.emit(Kind.ASSISTANT, "assistant", text, time)
+            self.emit(Kind.ASSISTANT, "assistant", _content_text(item.get("content")), time)
         elif role == "user":
-            if any(marker in text for marker in INJECTED_MARKERS):
-                self.emit(Kind.USER, "user", text, time, injected=True)
-            # any other user item repeats an event_msg/user_message prompt
+            human, injected = _split_user_content(item)
+            self.emit(Kind.USER, "user", injected, time, injected=True)
+            self._prompt("item", human, time)
         elif role in ("developer", "system"):
+            text = _content_text(item.get("content"))
             self.emit(Kind.USER, str(role), text, time, injected=True)
         else:
             self.skipped[BAD_RECORD] += 1

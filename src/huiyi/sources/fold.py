@@ -15,6 +15,12 @@ The memory a fold keeps between reads of one file has one home per shape:
 - `News` is one session's news from this read (events by seq, where compaction cut), which
   `FileSession` is built on and the generic fold keeps one of per session.
 
+`FileSession` also pairs tool calls with their results (`emit_call`, `emit_result`) so that
+huiyi's own traffic is marked `own` on both sides (see `sources.base`): a call to one of its
+tools is known by name, and a result holding its envelope also marks the call it answers, even
+one emitted by an earlier read (it is emitted again under its seq, which the store upserts).
+For that, short calls still waiting for their result are kept under the key `pending`.
+
 The saved keys are a stored format: an index written by an earlier version hands them back on
 its next read, so a key may be added but never renamed or given a new meaning.
 """
@@ -28,8 +34,14 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from huiyi.model import Event, Kind, SessionUpdate, Surface
-from huiyi.sources.base import Cursor, ReadResult, SessionChunk
-from huiyi.sources.jsonl import JsonLines, parse_time
+from huiyi.sources.base import Cursor, ReadResult, SessionChunk, is_own_output, is_own_tool
+from huiyi.sources.jsonl import JsonLines, parse_time, remember
+
+#: Calls waiting for their result that a read remembers (oldest forgotten first), and the
+#: longest call text remembered: huiyi's tools take short arguments, so a longer call is
+#: never one of them and costs the state nothing.
+MAX_PENDING = 32
+MAX_PENDING_CHARS = 2_000
 
 
 class SessionFold(Protocol):
@@ -94,6 +106,7 @@ class News:
         tool_name: str | None = None,
         uid: str | None = None,
         surface: Surface = Surface.CURRENT,
+        own: bool = False,
     ) -> None:
         assert self.session_id is not None, "an event needs its session"
         self.events[seq] = Event(
@@ -107,6 +120,7 @@ class News:
             injected=injected,
             tool_name=tool_name,
             uid=uid,
+            own=own,
         )
 
     def chunk(self, update: SessionUpdate) -> SessionChunk:
@@ -129,11 +143,19 @@ class FileSession(News):
         self.cwd: str | None = state.get("cwd")
         self.created: int | None = state.get("created")
         self.updated: int | None = state.get("updated")
+        #: short tool calls waiting for their result: call id -> [seq, time, text, name, uid]
+        self.pending: dict[str, list[Any]] = state.get("pending", {})
         #: whether this read brought any record of the session
         self.touched = False
 
     def state(self) -> dict[str, Any]:
-        return {"seq": self.seq, "cwd": self.cwd, "created": self.created, "updated": self.updated}
+        return {
+            "seq": self.seq,
+            "cwd": self.cwd,
+            "created": self.created,
+            "updated": self.updated,
+            "pending": self.pending,
+        }
 
     def chunks(self) -> list[SessionChunk]:
         """This read's news: none until there is something worth a session row."""
@@ -183,6 +205,7 @@ class FileSession(News):
         tool_name: str | None = None,
         uid: str | None = None,
         seq: int | None = None,
+        own: bool = False,
     ) -> bool:
         """Add an event under the next seq (or, with `seq`, replace that one); blank text, or
         no session known yet, adds nothing and takes no seq."""
@@ -190,5 +213,54 @@ class FileSession(News):
             return False
         if seq is None:
             seq = self.next_seq()
-        self.add(seq, time, kind, role, text, injected=injected, tool_name=tool_name, uid=uid)
+        self.add(
+            seq, time, kind, role, text, injected=injected, tool_name=tool_name, uid=uid, own=own
+        )
         return True
+
+    def emit_call(
+        self, call_id: str | None, name: str, text: str, time: int, *, uid: str | None = None
+    ) -> bool:
+        """A TOOL_CALL; one to huiyi's own tools is marked `own`, another short one waits in
+        `pending` for a result that may show it was huiyi's after all."""
+        seq = self.seq
+        own = is_own_tool(name)
+        emitted = self.emit(
+            Kind.TOOL_CALL, "assistant", text, time, tool_name=name, uid=uid, own=own
+        )
+        if emitted and call_id is not None and not own and len(text) <= MAX_PENDING_CHARS:
+            remember(self.pending, call_id, [seq, time, text, name, uid], MAX_PENDING)
+        return emitted
+
+    def emit_result(
+        self,
+        call_id: str | None,
+        name: str | None,
+        text: str,
+        time: int,
+        *,
+        uid: str | None = None,
+    ) -> bool:
+        """A TOOL_RESULT; huiyi's own (by its tool's name or its envelope) is marked `own`, and
+        so is the call it answers, emitted again under its seq."""
+        own = is_own_tool(name) or is_own_output(text)
+        call = self.pending.pop(call_id, None) if call_id is not None else None
+        if own and call is not None:
+            seq, call_time, call_text, call_name, call_uid = call
+            self.emit(
+                Kind.TOOL_CALL,
+                "assistant",
+                call_text,
+                call_time,
+                tool_name=call_name,
+                uid=call_uid,
+                seq=seq,
+                own=True,
+            )
+        return self.emit(Kind.TOOL_RESULT, "tool", text, time, tool_name=name, uid=uid, own=own)
+
+    def compact(self) -> None:
+        """Compaction: what came before leaves the model's view (the next seq on is current).
+        Calls still waiting are forgotten, so a call emitted again is never made current."""
+        self.shadow_before = self.seq
+        self.pending.clear()

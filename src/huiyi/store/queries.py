@@ -19,8 +19,33 @@ SESSION_COLUMNS = (
 )
 
 
+#: How much of the first human message stands in for a missing title.
+FALLBACK_TITLE_CHARS = 60
+
+
+def display_title(title: str | None, first_user: str | None) -> str:
+    """The one title rule: the session's own title, else the start of its first human
+    message (on one line), else "" (shown as "(untitled)")."""
+    if title and title.strip():
+        return title.strip()
+    if first_user:
+        first = " ".join(first_user.split())
+        if len(first) <= FALLBACK_TITLE_CHARS:
+            return first
+        cut = first[:FALLBACK_TITLE_CHARS]
+        # end on a whole word where there is one, so a cut never keeps half a secret token
+        space = cut.rfind(" ")
+        if first[FALLBACK_TITLE_CHARS] != " " and space >= FALLBACK_TITLE_CHARS // 3:
+            cut = cut[:space]
+        return cut.rstrip() + "…"
+    return ""
+
+
 @dataclass(frozen=True, slots=True)
 class SessionRow:
+    """A session as read from the index; `session.title` is its display title
+    (`display_title`), the same wherever a session is shown."""
+
     sid: int
     session: Session
     first_user: str | None
@@ -35,7 +60,7 @@ def _session(row: Sequence[Any]) -> SessionRow:
             source=source,
             cwd=cwd,
             workspace=ws,
-            title=title,
+            title=display_title(title, first),
             created=created or updated or 0,
             updated=updated or created or 0,
             parent=parent,

@@ -15,6 +15,7 @@ import sqlite3
 from collections.abc import Iterable
 
 from huiyi.model import CONVERSATION_KINDS, TEXT_KINDS, Event, Kind
+from huiyi.sources.base import is_own_traffic
 from huiyi.text.tokenize import index_streams, normalize
 from huiyi.workspace import fuzzy_scope_token, scope_token
 
@@ -38,12 +39,15 @@ def index_texts(event: Event) -> Streams:
 
 
 def is_indexed(event: Event) -> bool:
-    """Human and model text, tool traffic and summaries; not host-injected boilerplate."""
+    """Human and model text, tool traffic and summaries; not host-injected boilerplate, and
+    not huiyi's own tool calls and results (huiyi never recalls itself). An event left out is
+    still stored (`indexed = 0`), so reading a session shows it where it happened."""
     kind = event.kind.value
     return (
         kind in INDEXABLE_KINDS
         and (not event.injected or kind == Kind.SUMMARY.value)
         and bool(event.text.strip())
+        and not is_own_traffic(event)
     )
 
 
