@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from huiyi import Huiyi, StoreError
 from huiyi.cli import main
 from huiyi.store import db, migrations
+from tests.builders import codex as cx
 from tests.builders import damage
 from tests.builders.lines import LineReader, write
 
@@ -68,7 +69,7 @@ def test_an_index_of_the_first_release_is_upgraded_and_fuzzy_search_finds_its_te
         }
         assert hits(hy, "迁移回滚", "fuzzy") == [("s2", 1)]
     assert after == before
-    assert recorded(indexed) == ["m001_initial", "m002_fuzzy_and_vectors"]
+    assert recorded(indexed) == [m.__name__ for m in migrations.MIGRATIONS]
     with contextlib.closing(sqlite3.connect(indexed)) as conn:
         assert conn.execute("SELECT count(*) FROM _rebuild").fetchone()[0] == 0
         for table in ("event_fts", "event_fuzzy"):
@@ -113,3 +114,31 @@ def test_an_index_written_by_a_newer_huiyi_is_refused_untouched(indexed: Path) -
     assert repair.exit_code != 0 and "written by a newer huiyi" in repair.output
     assert indexed.read_bytes() == content
     assert list(indexed.parent.glob("*.broken-*")) == []
+
+
+def test_an_index_from_before_the_codex_171_reader_reads_its_rollouts_again(
+    isolated_home: Path,
+) -> None:
+    """An index written while the reader dropped Codex 0.171 prompts gets them on the next
+    index after the upgrade, without a duplicate."""
+    project = isolated_home / "shop"
+    (project / ".git").mkdir(parents=True)
+    cx.write_rollout(
+        isolated_home / ".codex",
+        str(project),
+        [cx.message("user", "为什么 quokka 部署失败了？"), *cx.assistant_message("端口冲突。")],
+    )
+    with Huiyi() as hy:
+        hy.index()
+        assert [h.kind for h in hy.search("quokka", workspace=project).hits] == ["user"]
+        path = hy.settings.db_path
+    with contextlib.closing(sqlite3.connect(path)) as conn, conn:
+        # what the old reader left: no prompt, and the file read to its end
+        conn.execute("DELETE FROM events WHERE kind = 'user'")
+        conn.execute("DELETE FROM _migrations WHERE name = 'm003_read_logs_again'")
+    with Huiyi() as hy:
+        hy.index()
+        found = hy.search("quokka", workspace=project).hits
+        assert [h.kind for h in found] == ["user"]
+        (session,) = hy.sessions(workspace=project)
+        assert session.user_count == 1

@@ -146,7 +146,22 @@ def m002_fuzzy_and_vectors(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT INTO _rebuild (what) SELECT 'text' WHERE EXISTS (SELECT 1 FROM events)")
 
 
-MIGRATIONS: list[Migration] = [m001_initial, m002_fuzzy_and_vectors]
+def m003_read_logs_again(conn: sqlite3.Connection) -> None:
+    """Read every log that still exists again from its start on the next `huiyi index`.
+
+    The readers of this release index what earlier ones lost or got wrong, and only a fresh
+    read finds it: Codex 0.171's typed prompts (it stopped writing `event_msg/user_message`),
+    Claude Code's `ai-title`/`custom-title` titles, DSH tool calls kept with the assistant
+    message that made them, and huiyi's own tool traffic, which is no longer indexed. Forgetting
+    a file's inode makes the next read treat it as replaced: its events are dropped and read
+    again, so nothing is duplicated. Sessions whose logs are gone keep their kept text.
+    """
+    conn.execute(
+        "UPDATE files SET inode = NULL WHERE source IN ('claude', 'codex', 'dsh') AND missing = 0"
+    )
+
+
+MIGRATIONS: list[Migration] = [m001_initial, m002_fuzzy_and_vectors, m003_read_logs_again]
 
 
 #: bookkeeping kept next to the schema, created by `apply` itself
