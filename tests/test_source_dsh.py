@@ -438,6 +438,28 @@ def test_bad_lines_are_counted_and_skipped(
     assert result.offset == path.stat().st_size
 
 
+def test_ordinary_dsh_records_are_skipped_silently(dsh_home: Path) -> None:
+    """Records a real DSH writes in every session (seen in tests/fixtures/dsh/) and the rest of
+    its own vocabulary carry no conversation: skipped, and not counted as unknown. So is an
+    unknown record DSH marks `ignorable`; an unknown one without the mark is counted."""
+    batch = [
+        b.event("permission/preset", 0, {"preset": "workspace-write"}),
+        b.event("sandbox/mode", 1, {"mode": "workspace-write"}),
+        b.event("approval/policy", 2, {"policy": "ask"}),
+        b.user(3, "部署失败了"),
+        b.event("session/title-llm-request", 4, {"messageSeqs": [3], "system": "Create a title"}),
+        b.event("llm/retry", 5, {"attempt": 1}),
+        b.event("hook/result", 6, {"hook": "Stop"}),
+        b.event("future/record", 7, {"x": 1}, ignorable=True),
+        b.event("future/other", 8, {"x": 1}),
+        b.assistant(9, "看看日志。"),
+    ]
+    result = read(b.write_session(dsh_home, CWD, [batch]), dsh_home)
+
+    assert result.skipped == {"unknown-type": 1}
+    assert {seq: e.text for seq, e in events(result).items()} == {3: "部署失败了", 9: "看看日志。"}
+
+
 @pytest.mark.parametrize("name", ["session.jsonl.zstd", "session.jsonl"])
 def test_an_empty_file_is_counted(dsh_home: Path, name: str) -> None:
     path = dsh_home / "sessions" / "--x--" / "session-empty" / name
