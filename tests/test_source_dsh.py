@@ -12,7 +12,14 @@ from hypothesis import strategies as st
 
 from huiyi.model import Event, Kind, Surface
 from huiyi.sources.base import MAX_LINE_BYTES, Cursor, ReadResult
-from huiyi.sources.dsh import DshReader, pending_tool_call, pending_tool_calls, read_header
+from huiyi.sources.dsh import (
+    DshReader,
+    pending_tool_call,
+    pending_tool_calls,
+    read_header,
+    split_tool_calls,
+    tool_call_line,
+)
 from tests.builders import dsh as b
 from tests.builders.reads import read_growing, read_whole
 
@@ -194,6 +201,57 @@ def test_tool_result_pruning_shadows_exactly_one_result(dsh_home: Path) -> None:
     assert (got[3].kind, got[3].tool_name, got[3].text) == (Kind.TOOL_RESULT, "read", "print('a')")
 
 
+def test_an_assistant_message_with_text_keeps_its_tool_calls_in_stable_lines(
+    dsh_home: Path,
+) -> None:
+    """DSH's usual shape: text, then tool-call blocks, in one assistant message. The calls stay
+    in the event text after the message, one `[tool call: NAME] ARGUMENTS` line each (long
+    string values shortened, the JSON still whole), and `split_tool_calls` takes them back."""
+    write = json.dumps({"file_path": "notes.md", "content": "长" * 5000})
+    batch = [
+        b.user(0, "看看 deploy.sh"),
+        b.assistant(
+            1,
+            "先看一下部署脚本。\nThen the notes.",
+            calls=[
+                ("c1", "bash", '{"command": "cat deploy.sh", "description": "Show it"}'),
+                ("c2", "write", write),
+            ],
+            reasoning="private thoughts",
+        ),
+        b.tool_call(2, "bash", '{"command": "cat deploy.sh"}', call_id="c1"),
+        b.tool_result(3, "c1", "#!/bin/sh"),
+    ]
+    got = events(read(b.write_session(dsh_home, CWD, [batch]), dsh_home))
+
+    message = got[1]
+    assert message.kind is Kind.ASSISTANT
+    assert message.text.startswith(
+        "先看一下部署脚本。\nThen the notes.\n\n"
+        '[tool call: bash] {"command": "cat deploy.sh", "description": "Show it"}\n'
+        "[tool call: write] "
+    )
+    assert "private thoughts" not in message.text
+    assert len(message.text) < 500
+    text, calls = split_tool_calls(message.text)
+    assert text == "先看一下部署脚本。\nThen the notes."
+    assert [name for name, _ in calls] == ["bash", "write"]
+    shortened = json.loads(calls[1][1])
+    assert shortened["file_path"] == "notes.md"
+    assert shortened["content"] == "长" * 199 + "…"
+    assert got[3].tool_name == "bash"
+
+
+def test_split_tool_calls_takes_only_the_lines_that_end_the_text() -> None:
+    line = tool_call_line("grep", '{"pattern": "TODO"}')
+    assert line == '[tool call: grep] {"pattern": "TODO"}'
+    assert split_tool_calls("no calls") == ("no calls", [])
+    quoted = f"I would run\n{line}\nbut did not."
+    assert split_tool_calls(quoted) == (quoted, [])
+    assert split_tool_calls(f"ok\n\n{line}") == ("ok", [("grep", '{"pattern": "TODO"}')])
+    assert tool_call_line("bash", "not json\n  at all") == "[tool call: bash] not json at all"
+
+
 def test_tool_result_carries_error_and_todos_are_text(dsh_home: Path) -> None:
     batch = [
         b.tool_call(0, "bash", '{"cmd":"make"}', call_id="x"),
@@ -373,7 +431,7 @@ def test_legacy_pre_identity_shapes_are_read(dsh_home: Path) -> None:
 
     assert {seq: (e.kind, e.text, e.surface) for seq, e in got.items()} == {
         0: (Kind.USER, "old question", Surface.CURRENT),  # no surfaceOp: appended
-        1: (Kind.ASSISTANT, "old answer", Surface.CURRENT),
+        1: (Kind.ASSISTANT, "old answer\n\n[tool call: grep] {}", Surface.CURRENT),
         2: (Kind.TOOL_RESULT, "3 matches", Surface.CURRENT),
     }
     assert got[0].injected is False
@@ -436,6 +494,28 @@ def test_bad_lines_are_counted_and_skipped(
     assert result.skipped == {reason or "line-too-long": 1}
     assert {seq: e.text for seq, e in events(result).items()} == {0: "before", 2: "after"}
     assert result.offset == path.stat().st_size
+
+
+def test_ordinary_dsh_records_are_skipped_silently(dsh_home: Path) -> None:
+    """Records a real DSH writes in every session (seen in tests/fixtures/dsh/) and the rest of
+    its own vocabulary carry no conversation: skipped, and not counted as unknown. So is an
+    unknown record DSH marks `ignorable`; an unknown one without the mark is counted."""
+    batch = [
+        b.event("permission/preset", 0, {"preset": "workspace-write"}),
+        b.event("sandbox/mode", 1, {"mode": "workspace-write"}),
+        b.event("approval/policy", 2, {"policy": "ask"}),
+        b.user(3, "部署失败了"),
+        b.event("session/title-llm-request", 4, {"messageSeqs": [3], "system": "Create a title"}),
+        b.event("llm/retry", 5, {"attempt": 1}),
+        b.event("hook/result", 6, {"hook": "Stop"}),
+        b.event("future/record", 7, {"x": 1}, ignorable=True),
+        b.event("future/other", 8, {"x": 1}),
+        b.assistant(9, "看看日志。"),
+    ]
+    result = read(b.write_session(dsh_home, CWD, [batch]), dsh_home)
+
+    assert result.skipped == {"unknown-type": 1}
+    assert {seq: e.text for seq, e in events(result).items()} == {3: "部署失败了", 9: "看看日志。"}
 
 
 @pytest.mark.parametrize("name", ["session.jsonl.zstd", "session.jsonl"])

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -56,6 +57,7 @@ from huiyi.sources.frames import CORRUPT_FRAME, Line, Unit, ZstdFrames, all_line
 
 __all__ = [
     "BAD_SURFACE_OP",
+    "CALL_MARK",
     "CORRUPT_FRAME",
     "EMPTY_FILE",
     "LOG_NAMES",
@@ -63,6 +65,8 @@ __all__ = [
     "pending_tool_call",
     "pending_tool_calls",
     "read_header",
+    "split_tool_calls",
+    "tool_call_line",
 ]
 
 #: File names of a session log, compressed first.
@@ -76,6 +80,10 @@ BAD_SURFACE_OP = "bad-surface-op"
 _MAX_CALL_IDS = 256
 _SURFACE_TYPES = frozenset({"user/message", "assistant/message", "tool/result"})
 _CHUNK_ROWS = {"text-chunks": "texts", "reasoning-chunks": "texts", "tool-call-chunks": "args"}
+# Ordinary records that carry no conversation: skipped silently, never counted as unknown.
+# The first group is what formats/dsh.md names; the second holds the rest of DSH's own event
+# vocabulary (`KNOWN_SESSION_EVENT_TYPES` of DSH 0.1.0-rc.8, `packages/core/session`); the
+# first four of it were seen in every session of a real DSH run (tests/fixtures/dsh/).
 _IGNORED = frozenset(
     {
         "turn/start",
@@ -90,6 +98,36 @@ _IGNORED = frozenset(
         "compaction/start",
         "compaction/end",
         "compaction/prune",
+        # DSH's vocabulary, besides the above and the indexed types
+        "permission/preset",
+        "sandbox/mode",
+        "approval/policy",
+        "session/title-llm-request",
+        "agent-preset/selected",
+        "approval/asked",
+        "approval/decided",
+        "command/done",
+        "command/run",
+        "feedback/record",
+        "goal/change",
+        "hook/invoked",
+        "hook/result",
+        "llm/retry",
+        "llm/retry-started",
+        "plan/mode",
+        "schedule/change",
+        "subagent/descriptor",
+        "team/member",
+        "team/message/delivered",
+        "team/message/queued",
+        "team/task",
+        "tool-workflow/agent-end",
+        "tool-workflow/agent-start",
+        "tool-workflow/run-end",
+        "tool-workflow/run-start",
+        "tool/code-dispatch",
+        "tool/code-dispatch-start",
+        "web/deepseek-search-llm-request",
     }
 )
 # Events after which an unanswered tool call can no longer be the one running now.
@@ -399,7 +437,9 @@ class _Fold:
             return
         handler = self._handlers.get(kind)
         if handler is None:
-            self.skipped[BAD_RECORD if kind == "session" else UNKNOWN_TYPE] += 1
+            # DSH marks an event that older readers may skip with `"ignorable": true`
+            if obj.get("ignorable") is not True:
+                self.skipped[BAD_RECORD if kind == "session" else UNKNOWN_TYPE] += 1
             return
         parts = handler(data)
         emitted = not seeded and parts is not None and bool(parts.text.strip())
@@ -466,6 +506,8 @@ class _Fold:
         return _Parts(Kind.USER, "user", text, injected=not human)
 
     def _assistant(self, data: dict[str, Any]) -> _Parts | None:
+        """Text (reasoning skipped) with its calls as `tool_call_line`s after it; a message
+        with calls only is a TOOL_CALL event, `NAME ARGUMENTS` per call."""
         message = data.get("message")
         content = (message if isinstance(message, dict) else data).get("content")
         texts = _texts(content)
@@ -476,7 +518,10 @@ class _Fold:
                 self._remember(_opt_str(block.get("id")), name)
                 calls.append((name, _arguments(block.get("arguments"))))
         if any(text.strip() for text in texts):
-            return _Parts(Kind.ASSISTANT, "assistant", "\n".join(texts))
+            text = "\n".join(texts)
+            if calls:  # keep the calls, after the text, one stable line each
+                text += "\n\n" + "\n".join(tool_call_line(n, a) for n, a in calls)
+            return _Parts(Kind.ASSISTANT, "assistant", text)
         if calls:
             text = "\n".join(f"{name} {arguments}".strip() for name, arguments in calls)
             return _Parts(Kind.TOOL_CALL, "assistant", text, tool_name=calls[0][0] or None)
@@ -517,6 +562,63 @@ class _Fold:
             if isinstance(todo, dict)
         ]
         return _Parts(Kind.OTHER, "assistant", "\n".join(lines))
+
+
+# --- tool calls inside an assistant message's text ---------------------------------------------
+
+#: An assistant message with text keeps its tool-call blocks in the event text, after the
+#: message: one line `[tool call: NAME] ARGUMENTS` per call (ARGUMENTS the call's JSON, on one
+#: line, its long string values shortened). A message with calls only is a TOOL_CALL event
+#: whose text is `NAME ARGUMENTS` per call, as DSH logged them.
+CALL_MARK = "[tool call: "
+_CALL_LINE = re.compile(r"\[tool call: ([^\]\n]*)\] ?(.*)")
+_CALL_ARGS_CHARS = 600  #: arguments longer than this (or spread over lines) are shortened
+_CALL_VALUE_CHARS = 200  #: ... by cutting every string value to this many characters
+
+
+def tool_call_line(name: str, arguments: str) -> str:
+    """The line that stands for one tool call in an assistant event's text."""
+    args = arguments.strip()
+    if len(args) > _CALL_ARGS_CHARS or "\n" in args:
+        args = _shorten_arguments(args)
+    return f"{CALL_MARK}{name}] {args}".rstrip()
+
+
+def split_tool_calls(text: str) -> tuple[str, list[tuple[str, str]]]:
+    """An assistant event's text as (message text, [(name, arguments), ...]).
+
+    Only the run of call lines that ends the text counts, so a message that merely quotes
+    such a line keeps it."""
+    lines = text.split("\n")
+    calls: list[tuple[str, str]] = []
+    while lines:
+        match = _CALL_LINE.fullmatch(lines[-1])
+        if match is None:
+            break
+        calls.append((match.group(1), match.group(2)))
+        lines.pop()
+    if not calls:
+        return text, []
+    return "\n".join(lines).rstrip("\n"), calls[::-1]
+
+
+def _shorten_arguments(raw: str) -> str:
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        flat = " ".join(raw.split())
+        return flat if len(flat) <= _CALL_ARGS_CHARS else flat[: _CALL_ARGS_CHARS - 1] + "…"
+    return json.dumps(_shorten_values(value), ensure_ascii=False)
+
+
+def _shorten_values(value: Any) -> Any:
+    if isinstance(value, str):
+        return value if len(value) <= _CALL_VALUE_CHARS else value[: _CALL_VALUE_CHARS - 1] + "…"
+    if isinstance(value, list):
+        return [_shorten_values(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _shorten_values(v) for k, v in value.items()}
+    return value
 
 
 # --- small helpers ------------------------------------------------------------------------------
