@@ -224,6 +224,9 @@ def test_what_a_real_compact_removed_comes_back_without_a_query(claude_story: St
     text = claude_story.results()["toolu_compacted"]
     assert "what compaction removed from the current session" in text, text
     assert "zanzibar 方案是什么来着" in text, text
+    # the recall calls made before the compaction are not what the session was about
+    assert "recall_history" not in text.split("\n\n", 1)[1], text
+    assert "huiyi tool call" in text, text
 
 
 def test_the_prompts_people_typed_are_indexed_and_searchable(

@@ -24,6 +24,7 @@ from huiyi.safety.budget import (
     SKELETON_TAIL_EVENTS,
     Budget,
 )
+from huiyi.sources.base import is_own_tool, is_own_traffic
 from huiyi.sources.dsh import split_tool_calls
 from huiyi.store import queries
 
@@ -177,6 +178,7 @@ class _Call:
 
 _INJECTED = "host-injected message"
 _OTHER = "other event"
+_OWN = "huiyi tool call"
 
 
 @dataclass(slots=True)
@@ -222,6 +224,9 @@ def skeleton_lines(events: list[Event]) -> tuple[list[Line], int]:
         if event.injected and event.kind is not Kind.SUMMARY:
             lines.append(Line(event.seq, event.kind, "", left_out=_INJECTED))
             continue
+        if is_own_traffic(event):  # an earlier recall is not what the session was about
+            lines.append(Line(event.seq, event.kind, "", left_out=_OWN))
+            continue
         text, n = clean(event.text)
         masks += n
         seq = event.seq
@@ -237,7 +242,11 @@ def skeleton_lines(events: list[Event]) -> tuple[list[Line], int]:
                 if event.tool_name and not calls:
                     calls = [(event.tool_name, "")]
                 line = Line(seq, event.kind, f"T#{seq}")
-            line.calls = [_Call(name, _target(arguments)) for name, arguments in calls]
+            line.calls = [
+                _Call(name, _target(arguments))
+                for name, arguments in calls
+                if not is_own_tool(name)
+            ]
             lines.append(line)
             open_calls = [(line, call) for call in line.calls]
         elif event.kind is Kind.TOOL_RESULT:
