@@ -46,6 +46,8 @@ class IndexReport:
     sources: dict[str, SourceReport] = field(default_factory=dict)
     seconds: float = 0.0
     demo: bool = False
+    #: what a person should know although the run worked (a damaged index, with what to run)
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def events(self) -> int:
@@ -60,6 +62,7 @@ class IndexReport:
             "sources": {name: r.as_dict() for name, r in self.sources.items()},
             "seconds": round(self.seconds, 3),
             "demo": self.demo,
+            "warnings": list(self.warnings),
         }
 
 
@@ -111,8 +114,19 @@ class Huiyi:
         readers: Sequence[Reader] | None = None,
         progress: Callable[[str, int, int], None] | None = None,
         lock_timeout: float = 120.0,
+        check: bool = False,
     ) -> IndexReport:
-        """Read what is new in every source (or only the given JSONL paths)."""
+        """Read what is new in every source (or only the given JSONL paths).
+
+        `check` first runs SQLite's `quick_check` over the whole index (about a second per
+        600 MB: right for a person's `huiyi index`, not for every hook or tool call) and puts
+        any damage, with what to run, in `warnings`; the run goes on. Damage met while writing
+        is a `StoreError` naming `huiyi doctor --repair`, and a full disk a `DiskFullError`,
+        both after the unsaved part of this run was rolled back: files already committed keep
+        their rows, the others are read again next time.
+        """
+        from huiyi.store import maintenance
+
         started = time.perf_counter()
         report = IndexReport()
         if jsonl:
@@ -123,13 +137,17 @@ class Huiyi:
         else:
             chosen = readers if readers is not None else default_readers(self.settings)
         self.settings.ensure_home()
-        with db.writer_lock(self.settings.lock_path, timeout=lock_timeout):
-            ingestor = Ingestor(self.conn)
-            for reader in chosen:
-                source_report = report.sources.setdefault(
-                    reader.source, SourceReport(reader.source)
-                )
-                ingestor.index_reader(reader, source_report, progress=progress)
+        conn, path = self.conn, self.settings.db_path
+        with db.faults(conn, path, retry="run `huiyi index` again"):
+            if check and (found := maintenance.quick_check(conn)) != "ok":
+                report.warnings.append(db.damaged_message(path, found))
+            with db.writer_lock(self.settings.lock_path, timeout=lock_timeout):
+                ingestor = Ingestor(conn)
+                for reader in chosen:
+                    source_report = report.sources.setdefault(
+                        reader.source, SourceReport(reader.source)
+                    )
+                    ingestor.index_reader(reader, source_report, progress=progress)
         report.seconds = time.perf_counter() - started
         return report
 
@@ -251,6 +269,8 @@ class Huiyi:
         """Ranked hits for `query` in one workspace (default: the current directory's).
 
         `layers=None` fuses lexical, fuzzy and semantic search; `("lexical",)` etc. runs one.
+        A layer that found the index damaged drops out and a note names `huiyi doctor
+        --repair`; damage met outside the layers is a `StoreError` that names it too.
         """
         if not query.strip():
             raise UsageError("the query is empty; pass some words to search for")
@@ -261,9 +281,14 @@ class Huiyi:
             include_subagents=include_subagents,
         )
         semantic = self.semantic if layers is None or "semantic" in layers else None
-        result = search(self.conn, query, flt, limit=limit, layers=layers, semantic=semantic)
+        conn, path = self.conn, self.settings.db_path
+        with db.faults(conn, path):
+            result = search(conn, query, flt, limit=limit, layers=layers, semantic=semantic)
         if self._semantic_failed and (layers is None or "semantic" in layers):
             result.notes.append(f"semantic layer unavailable: {self._semantic_failed}")
+        damage = next(filter(None, map(db.damage_in, result.notes)), None)
+        if damage is not None:
+            result.notes.append(db.damaged_message(path, damage))
         return result
 
     def sessions(

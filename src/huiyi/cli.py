@@ -90,11 +90,13 @@ def index(
 ) -> None:
     """Read new lines from DSH, Claude Code and Codex logs into the local index."""
     with clean_errors():
-        report = hy.index(jsonl=jsonl, progress=_Bar())
+        report = hy.index(jsonl=jsonl, progress=_Bar(), check=True)
         if as_json:
             emit_json(report.as_dict())
         else:
             _print_report(report)
+        for warning in report.warnings:
+            click.echo(f"warning: {safe(warning)}", err=True)
         if report.files == 0 and not jsonl and _demo(hy, as_json, embed=not no_embed):
             return
         if not no_embed:

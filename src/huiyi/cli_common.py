@@ -2,13 +2,16 @@
 
 The error edge is the one place where huiyi's own errors become what a person sees: one line on
 stderr, redacted, with an exit status per kind (`huiyi.errors.EXIT_CODES`: 2 usage, 3 not
-found, 4 busy, 5 index unusable, 6 model or endpoint failed, 7 evaluation, 1 anything else).
-Anything that is not a `HuiyiError` is a bug and keeps its traceback.
+found, 4 busy, 5 index unusable, 6 model or endpoint failed, 7 evaluation, 8 disk full, 1
+anything else). Faults of the machine that reach the edge unconverted, SQLite finding the index
+damaged or a full disk (`huiyi.store.db.fault`), get the same treatment. Anything else is a bug
+and keeps its traceback.
 """
 
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import wraps
@@ -20,6 +23,7 @@ import click
 from huiyi.errors import HuiyiError, UsageError, exit_code
 from huiyi.recall.render import when
 from huiyi.safety.redact import redact
+from huiyi.store.db import fault
 
 __all__ = ["clean_errors", "edge", "emit_json", "safe", "when", "workspace_options"]
 
@@ -43,13 +47,19 @@ class HuiyiClickError(click.ClickException):
 @contextmanager
 def clean_errors() -> Iterator[None]:
     """The CLI's error edge: a usage error shows the usage line (exit 2), every other huiyi
-    error one redacted line with its kind's exit status."""
+    error one redacted line with its kind's exit status; so do a damaged index and a full disk
+    met where no caller turned them into huiyi's errors."""
     try:
         yield
     except UsageError as exc:
         raise click.UsageError(safe(str(exc))) from None
     except HuiyiError as exc:
         raise HuiyiClickError(exc) from None
+    except (sqlite3.DatabaseError, OSError) as exc:
+        error = fault(exc, None)
+        if error is None:
+            raise
+        raise HuiyiClickError(error) from None
 
 
 def edge(func: F) -> F:

@@ -6,6 +6,8 @@
     ├── NotFoundError          unknown, private or out-of-scope ids (one message for all three)
     ├── BusyError              another process held a lock (index writer, memory store) too long
     ├── StoreError             the index database is unusable (corrupt, newer schema)
+    ├── DiskFullError          the disk (or the user's quota) is full: a write was not done, and
+    │                          what was written before it is intact
     ├── EmbeddingError         the embedding model cannot be loaded or did not answer
     ├── ExtractionError        the memory extraction endpoint failed or answered nonsense
     └── EvalError              an evaluation could not be set up honestly
@@ -42,6 +44,13 @@ class StoreError(HuiyiError):
     """The index database cannot be used."""
 
 
+class DiskFullError(HuiyiError):
+    """No space was left for a write (SQLite's "database or disk is full", `ENOSPC`, `EDQUOT`).
+
+    Raised only where the write was undone (a rolled-back transaction, a temporary file that
+    was never renamed), so the message can say that nothing written before was lost."""
+
+
 class EmbeddingError(HuiyiError):
     """The embedder could not be loaded or did not answer."""
 
@@ -67,6 +76,7 @@ EXIT_CODES: dict[type[HuiyiError], int] = {
     EmbeddingError: 6,
     ExtractionError: 6,
     EvalError: 7,
+    DiskFullError: 8,
     HuiyiError: 1,
 }
 

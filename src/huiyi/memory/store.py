@@ -11,7 +11,8 @@ Writes never lose an update. `transact` takes every involved store's lock (an ex
 change, then reads the files once more right before replacing them: if a person saved the file
 in an editor in between (editors do not take our lock) the plan is thrown away and made again on
 the new text. Each file is replaced atomically (temp file in the same directory, fsync, rename,
-fsync of the directory), so a reader sees the old file or the new one, never half of one.
+fsync of the directory), so a reader sees the old file or the new one, never half of one; a
+full disk is a `DiskFullError` that leaves the old file in place.
 
 A file that no longer parses (not UTF-8, NUL bytes, or an entry longer than the whole limit,
 which usually means the `§` lines were lost) is copied to `backups/` with a timestamp and
@@ -24,6 +25,7 @@ by a hash of its text. A missing or broken hits file is simply started again.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -36,7 +38,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Generic, TypeVar
 
-from huiyi.errors import BusyError
+from huiyi.errors import BusyError, DiskFullError
 from huiyi.lock import file_lock
 from huiyi.memory.config import StorePaths, Target
 
@@ -274,19 +276,38 @@ def make_private_dirs(directory: Path) -> None:
         candidate.mkdir(mode=0o700, exist_ok=True)
 
 
+#: a full disk, or the user's disk quota used up
+_NO_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
 def atomic_write(path: Path, data: bytes) -> None:
-    """Replace `path` with `data`: temp file in the same directory, fsync, rename, fsync dir."""
-    make_private_dirs(path.parent)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    """Replace `path` with `data`: temp file in the same directory, fsync, rename, fsync dir.
+
+    A full disk (`ENOSPC`, `EDQUOT`, from creating, writing or syncing the temp file) is a
+    `DiskFullError`, and `path` is left exactly as it was: the temp file is removed, never
+    renamed over it.
+    """
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+        make_private_dirs(path.parent)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        if exc.errno in _NO_SPACE:
+            raise _disk_full(path, exc) from exc
+        raise
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and exc.errno in _NO_SPACE:
+            raise _disk_full(path, exc) from exc
         raise
     if sys.platform != "win32":
         dir_fd = os.open(path.parent, os.O_RDONLY)
@@ -294,6 +315,14 @@ def atomic_write(path: Path, data: bytes) -> None:
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
+
+
+def _disk_full(path: Path, exc: OSError) -> DiskFullError:
+    """What a person is told when writing `path` found no space, and what to do."""
+    return DiskFullError(
+        f"the disk holding {path} is full ({exc.strerror or exc}); {path.name} was left as it "
+        "was: free some space and try again"
+    )
 
 
 #: Test seam: called after the files were read and before the plan is written.

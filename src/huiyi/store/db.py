@@ -3,17 +3,24 @@
 Many processes may read at once (MCP servers, hooks, the CLI); writes are serialised by
 `writer_lock` (a `flock` on a lock file next to the database) on top of SQLite's own locking,
 so a long ingestion never fails another writer with "database is locked": it waits its turn.
+
+Faults of the machine are not bugs and get huiyi's own errors (`fault`, `faults`): SQLite
+finding the file damaged (`SQLITE_CORRUPT`, `SQLITE_NOTADB`: "database disk image is
+malformed") is a `StoreError` that names `huiyi doctor --repair`; a full disk (`SQLITE_FULL`,
+`ENOSPC`, `EDQUOT`) is a `DiskFullError`, raised after the open transaction was rolled back, so
+that what was written before stays as it was.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
-from huiyi.errors import StoreError
+from huiyi.errors import DiskFullError, HuiyiError, StoreError
 from huiyi.lock import file_lock
 from huiyi.store import migrations, textindex
 
@@ -56,6 +63,8 @@ def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
         conn.isolation_level = "DEFERRED"  # back to implicit transactions (`with conn:`)
     except sqlite3.DatabaseError as exc:
         conn.close()
+        if isinstance(full := fault(exc, path, undone=True), DiskFullError):
+            raise full from exc
         raise StoreError(
             f"the index at {path} cannot be opened ({exc}); run `huiyi doctor --repair`: it "
             "keeps the damaged file aside, rebuilds the index from the logs and salvages the "
@@ -65,6 +74,81 @@ def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
+
+
+# -- faults of the machine -----------------------------------------------------------------
+
+#: SQLite's primary result codes for a file it finds damaged
+_DAMAGED_CODES = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
+#: ... and the messages SQLite gives for them (what is left of an error passed on as text)
+DAMAGED_MESSAGES = (
+    "database disk image is malformed",
+    "file is not a database",
+    "malformed database schema",
+)
+_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+def damage_in(text: str) -> str | None:
+    """SQLite's complaint of a damaged file when an error text (say, a search layer's note)
+    holds one, else None."""
+    return next((message for message in DAMAGED_MESSAGES if message in text), None)
+
+
+def damaged_message(path: Path | None, detail: str) -> str:
+    where = f"the index at {path}" if path is not None else "the index"
+    return (
+        f"{where} is damaged ({detail}); run `huiyi doctor --repair`: it keeps the damaged "
+        "file aside, rebuilds the index from the logs and salvages the sessions whose logs "
+        "are gone"
+    )
+
+
+def fault(
+    exc: BaseException, path: Path | None, *, retry: str = "", undone: bool = False
+) -> HuiyiError | None:
+    """The huiyi error for a fault of the machine: a `StoreError` when SQLite finds the index
+    damaged, a `DiskFullError` when the disk is full; None for anything else (a bug, which keeps
+    its traceback). `retry` says what to run again once there is room; `undone` (the failed
+    write was rolled back, as `faults` does) lets the message say that nothing was lost."""
+    if isinstance(exc, sqlite3.DatabaseError):
+        code = getattr(exc, "sqlite_errorcode", None)
+        primary = code & 0xFF if isinstance(code, int) else None
+        if primary == sqlite3.SQLITE_FULL:
+            return disk_full(path, str(exc), retry=retry, undone=undone)
+        if primary in _DAMAGED_CODES or (primary is None and damage_in(str(exc))):
+            return StoreError(damaged_message(path, str(exc)))
+        return None
+    if isinstance(exc, OSError) and exc.errno in _FULL_ERRNOS:
+        return disk_full(path, exc.strerror or str(exc), retry=retry, undone=undone)
+    return None
+
+
+def disk_full(
+    path: Path | None, detail: str, *, retry: str = "", undone: bool = False
+) -> DiskFullError:
+    """The `DiskFullError` for a write to `path` (the index, when it is the index's file)."""
+    where = f"the disk holding {path}" if path is not None else "the disk"
+    kept = "; nothing written before was lost and the unfinished write was undone" if undone else ""
+    return DiskFullError(
+        f"{where} is full ({detail}){kept}: free some space and {retry or 'run the command again'}"
+    )
+
+
+@contextlib.contextmanager
+def faults(conn: sqlite3.Connection | None, path: Path, *, retry: str = "") -> Iterator[None]:
+    """Turn a damaged index or a full disk met inside the block into huiyi's error (see
+    `fault`), after rolling back `conn`'s open transaction; anything else passes unchanged."""
+    try:
+        yield
+    except (sqlite3.DatabaseError, OSError) as exc:
+        error = fault(exc, path, retry=retry, undone=True)
+        if error is None:
+            raise
+        if conn is not None and conn.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                conn.rollback()
+        raise error from exc
 
 
 def _rebuild_stale(conn: sqlite3.Connection) -> None:

@@ -9,6 +9,12 @@ cursor: a crash leaves either the old cursor and old rows or the new ones.
 
 Sessions outlive their files: Claude Code deletes transcripts after 30 days, and the index keeps
 the text, so a file that disappears only gets `missing = 1`.
+
+Privacy (`huiyi.safety.privacy` states the rule) is settled here, per chunk: `is_private` is
+set by a marked or unreadable title, a marked TITLE event, a marked first user message, or a
+private parent, and is never cleared by a later read. When a session turns private, every
+session below it (`parent`, at any depth) turns private too, so the order in which a parent and
+its subagents are indexed does not matter.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from huiyi.model import TEXT_KINDS, Event, Kind, SessionUpdate, Surface, sql_kinds
-from huiyi.safety.privacy import is_private_title
+from huiyi.safety.privacy import has_marker, is_private_title
 from huiyi.sources.base import Cursor, Reader, ReadResult, SessionChunk
 from huiyi.store.reading import Job, Outcome, read_all, read_job, same_head
 from huiyi.store.textindex import (
@@ -295,7 +301,7 @@ class Ingestor:
         update = chunk.session
         if update.id in self._forgotten_sessions:
             return -1
-        sid, workspace = self._upsert_session(update, file_id)
+        sid, workspace, was_private = self._upsert_session(update, file_id)
         if workspace in self._forgotten_workspaces:
             return -1
         written = self._upsert_events(sid, workspace, update.source, chunk.events, streams)
@@ -308,13 +314,33 @@ class Ingestor:
                 "UPDATE events SET surface = ? WHERE sid = ? AND seq < ? AND surface = ?",
                 (Surface.SHADOWED.value, sid, chunk.shadow_before, Surface.CURRENT.value),
             )
-        self._refresh_counts(sid, chunk.events)
+        first_user = self._refresh_counts(sid, chunk.events)
+        marked = has_marker(first_user) or any(
+            e.kind is Kind.TITLE and has_marker(e.text) for e in chunk.events
+        )
+        self._settle_privacy(sid, was_private=was_private, marked=marked)
         return written
 
-    def _upsert_session(self, update: SessionUpdate, file_id: int) -> tuple[int, str]:
+    def _settle_privacy(self, sid: int, *, was_private: bool, marked: bool) -> None:
+        """Apply what this chunk taught about privacy: a marker seen, a private parent; a
+        session that turned private takes every session below it along."""
+        session_id, parent, private = self.conn.execute(
+            "SELECT id, parent, is_private FROM sessions WHERE sid = ?", (sid,)
+        ).fetchone()
+        if not private and (
+            marked or (parent is not None and is_private_session(self.conn, parent))
+        ):
+            self.conn.execute("UPDATE sessions SET is_private = 1 WHERE sid = ?", (sid,))
+            private = 1
+        if private and not was_private:
+            mark_private(self.conn, [session_id])
+
+    def _upsert_session(self, update: SessionUpdate, file_id: int) -> tuple[int, str, bool]:
+        """Insert or update the session row; returns its sid, workspace and whether it was
+        private before this read (False for a new session)."""
         row = self.conn.execute(
             "SELECT sid, cwd, workspace, title, title_unreadable, created, updated, parent, "
-            "is_subagent FROM sessions WHERE id = ?",
+            "is_subagent, is_private FROM sessions WHERE id = ?",
             (update.id,),
         ).fetchone()
         if row is None:
@@ -339,7 +365,7 @@ class Ingestor:
                     int(is_private_title(update.title, unreadable=update.title_unreadable)),
                 ),
             )
-            return int(cur.lastrowid or 0), workspace
+            return int(cur.lastrowid or 0), workspace, False
         sid, cwd, workspace = row[0], row[1], row[2]
         if update.cwd and update.cwd != cwd:
             new_ws = workspace_of(update.cwd)
@@ -354,7 +380,7 @@ class Ingestor:
         self.conn.execute(
             "UPDATE sessions SET file_id = ?, cwd = ?, workspace = ?, title = ?, "
             "title_unreadable = ?, created = ?, updated = ?, parent = ?, is_subagent = ?, "
-            "is_private = ? WHERE sid = ?",
+            "is_private = max(is_private, ?) WHERE sid = ?",
             (
                 file_id,
                 cwd,
@@ -369,7 +395,7 @@ class Ingestor:
                 sid,
             ),
         )
-        return sid, workspace
+        return sid, workspace, bool(row[9])
 
     def _move_workspace(self, sid: int, old: str, new: str) -> None:
         rows = self.conn.execute(
@@ -474,11 +500,19 @@ class Ingestor:
                     taken.add(uid)
         return taken
 
-    def _refresh_counts(self, sid: int, events: list[Event]) -> None:
+    def _refresh_counts(self, sid: int, events: list[Event]) -> str | None:
+        """Update the session's counts and times; returns the whole text of its first user
+        message when this read brought it (None otherwise)."""
         first_user = next(
             (e.text for e in events if e.kind is Kind.USER and not e.injected and e.text.strip()),
             None,
         )
+        if first_user is not None:
+            (known,) = self.conn.execute(
+                "SELECT first_user IS NOT NULL FROM sessions WHERE sid = ?", (sid,)
+            ).fetchone()
+            if known:
+                first_user = None
         self.conn.execute(
             "UPDATE sessions SET "
             f"event_count = (SELECT count(*) FROM events WHERE sid = :sid AND kind IN "
@@ -491,3 +525,34 @@ class Ingestor:
             "WHERE sid = :sid",
             {"sid": sid, "first": first_user[:200] if first_user else None},
         )
+        return first_user
+
+
+def is_private_session(conn: sqlite3.Connection, session_id: str) -> bool:
+    """Whether the index holds `session_id` as private (False when it does not hold it)."""
+    row = conn.execute("SELECT is_private FROM sessions WHERE id = ?", (session_id,)).fetchone()
+    return bool(row and row[0])
+
+
+def mark_private(conn: sqlite3.Connection, session_ids: Iterable[str]) -> None:
+    """Make these sessions and every session below them (children by `parent`, at any depth)
+    private. Call inside a write transaction."""
+    for session_id in session_ids:
+        conn.execute(
+            "WITH RECURSIVE below(id) AS (SELECT ? UNION "
+            "SELECT s.id FROM sessions AS s JOIN below AS b ON s.parent = b.id) "
+            "UPDATE sessions SET is_private = 1 "
+            "WHERE is_private = 0 AND id IN (SELECT id FROM below)",
+            (session_id,),
+        )
+
+
+def spread_privacy(conn: sqlite3.Connection) -> None:
+    """Make every session below a private one private (after rows were copied in wholesale, as a
+    repair does). Call inside a write transaction."""
+    conn.execute(
+        "WITH RECURSIVE below(id) AS (SELECT id FROM sessions WHERE is_private = 1 UNION "
+        "SELECT s.id FROM sessions AS s JOIN below AS b ON s.parent = b.id) "
+        "UPDATE sessions SET is_private = 1 "
+        "WHERE is_private = 0 AND id IN (SELECT id FROM below)"
+    )

@@ -8,7 +8,9 @@ moved aside (never deleted), a fresh index is built from the logs by the normal 
 then the broken copy is read row by row, so that an unreadable page costs only its own rows:
 first its forget rules (before the logs are read, so forgotten sessions stay out), then every
 session the logs no longer have, with its events' text, written through `textindex` like any
-other event. Everything runs under the index's writer lock.
+other event. A session the damaged copy held as private stays private (once private, always
+private: its log read at once may no longer say so, say when a later title replaced a marked
+one), and so does every session below it. Everything runs under the index's writer lock.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from huiyi.errors import StoreError
 from huiyi.model import TEXT_KINDS, sql_kinds
 from huiyi.sources.base import Reader
 from huiyi.store import db, migrations, textindex
-from huiyi.store.ingest import Ingestor, Progress, SourceReport
+from huiyi.store.ingest import Ingestor, Progress, SourceReport, spread_privacy
 
 #: the kinds `sessions.event_count` counts: what "events" means in every total huiyi shows
 COUNTED_KINDS = sql_kinds(TEXT_KINDS)
@@ -88,20 +90,27 @@ def check(path: Path) -> Health:
             newer = tuple(migrations.unknown(conn))
         except sqlite3.DatabaseError as exc:
             return Health(path, integrity=f"it cannot be opened: {exc}")
-        try:
-            complaints = [
-                row[0].removeprefix("*** in database main ***\n")
-                for row in conn.execute("PRAGMA quick_check(5)")
-            ]
-        except sqlite3.DatabaseError as exc:
-            complaints = [f"quick_check stopped: {exc}"]
+        integrity = quick_check(conn)
         fulltext = "; ".join(
             f"{table}: {problem}"
             for table in ("event_fts", "event_fuzzy")
             if (problem := _fts_check(conn, table)) != "ok"
         )
-    integrity = "ok" if complaints == ["ok"] else "; ".join(complaints)
     return Health(path, integrity=integrity, fulltext=fulltext or "ok", newer=newer)
+
+
+def quick_check(conn: sqlite3.Connection) -> str:
+    """SQLite's `quick_check` of the whole file: "ok", or what it complained of (five things at
+    most). It reads every page, about a second per 600 MB: once per `huiyi index`, never per
+    search."""
+    try:
+        complaints = [
+            row[0].removeprefix("*** in database main ***\n")
+            for row in conn.execute("PRAGMA quick_check(5)")
+        ]
+    except sqlite3.DatabaseError as exc:
+        complaints = [f"quick_check stopped: {exc}"]
+    return "ok" if complaints == ["ok"] else "; ".join(complaints)
 
 
 def _open(path: Path) -> sqlite3.Connection:
@@ -461,7 +470,8 @@ class _Salvage:
                 self.report.forgotten += cur.rowcount if cur is not None else 0
 
     def sessions_into(self, conn: sqlite3.Connection) -> None:
-        """Add every session the fresh index lacks, with its events, from the kept text."""
+        """Add every session the fresh index lacks, with its events, from the kept text, and
+        keep private what the damaged copy held as private."""
         have = {row[0] for row in conn.execute("SELECT id FROM sessions")}
         gone_sessions = {
             r[0] for r in conn.execute("SELECT value FROM forgotten WHERE kind = 'session'")
@@ -472,8 +482,11 @@ class _Salvage:
         with db.immediate(conn):
             # old sid -> (new sid, workspace)
             moved: dict[int, tuple[int, str]] = {}
+            private: list[str] = []
             for old_sid, sid_text, *rest in self._guard(self.rows("sessions", SESSION_COLUMNS)):
                 workspace = rest[2]
+                if sid_text in have and rest[-1]:
+                    private.append(sid_text)
                 if sid_text in have or sid_text in gone_sessions or workspace in gone_workspaces:
                     continue
                 cur = self._insert(
@@ -486,6 +499,10 @@ class _Salvage:
                 )
                 if cur is not None and cur.rowcount == 1:
                     moved[old_sid] = (int(cur.lastrowid or 0), workspace)
+            conn.executemany(
+                "UPDATE sessions SET is_private = 1 WHERE id = ?", [(i,) for i in private]
+            )
+            spread_privacy(conn)
             if not moved:
                 return
             texts: dict[str, list[tuple[int, textindex.Streams]]] = {}
