@@ -241,11 +241,6 @@ def test_a_private_title_replaced_in_a_later_read_keeps_the_session_private(
     assert_hidden(cwd, cc.SESSION_ID)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the Claude reader reports only the last title of a read; it must report every "
-    "title record (a TITLE event per record, as the DSH reader does) for the store to see it",
-)
 def test_a_claude_private_title_replaced_within_one_read_keeps_the_session_private(
     isolated_home: Path,
 ) -> None:
@@ -423,3 +418,21 @@ def test_a_rebuilt_index_keeps_sessions_private_that_turned_private_earlier(
     assert "rebuilt 14 sessions from their logs" in out
     assert_visible(cwd, VISIBLE)
     assert_hidden(cwd, cc.SESSION_ID)  # its log alone, read at once, ends on a plain title
+
+
+def test_private_sessions_are_never_embedded(isolated_home: Path) -> None:
+    """With an `openai:` embedder, embedding would send their text off the machine."""
+    cwd = repo(isolated_home)
+    dsh.write_session(
+        isolated_home / ".dsh",
+        cwd,
+        [[dsh.user(1, f"{WORD} salaries"), dsh.title(2, "Salaries [私密]")]],
+        session_id=SECRET,
+    )
+    dsh.write_session(
+        isolated_home / ".dsh", cwd, [[dsh.user(1, f"{WORD} roadmap")]], session_id=VISIBLE
+    )
+    with Huiyi() as hy:
+        hy.index()
+        assert hy.embed() == 1
+        assert hy.coverage(all_workspaces=True) == (1, 1)

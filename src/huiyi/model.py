@@ -85,6 +85,9 @@ class SessionUpdate:
     parent: str | None = None
     is_subagent: bool | None = None
     title_unreadable: bool = False
+    #: every title this read saw, the ones later replaced too: a private marker in any of
+    #: them keeps the session private (readers that log titles as TITLE events need not fill it)
+    titles_seen: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -152,6 +152,8 @@ class _Transcript(FileSession):
         # a state saved before `titles` existed knows only the title in force
         legacy = {"summary": self.title} if self.title is not None else {}
         self.titles: dict[str, str] = state.get("titles", legacy)
+        #: every title record of this read, in order (not kept between reads)
+        self.titles_seen: list[str] = []
         self.parent: str | None = state.get("parent")
         self.sidechain: bool = state.get("sidechain", False)
         self.tools: dict[str, str] = state.get("tools", {})
@@ -191,6 +193,7 @@ class _Transcript(FileSession):
 
     def describe(self, update: SessionUpdate) -> None:
         update.title = self.title
+        update.titles_seen = tuple(self.titles_seen)
         update.parent = self.parent
         update.is_subagent = self.subagent_file or self.sidechain
 
@@ -203,6 +206,7 @@ class _Transcript(FileSession):
             if title is not None and title.strip():
                 self.titles[rtype] = title.strip()
                 self.title = next(self.titles[k] for k in _TITLE_FIELDS if k in self.titles)
+                self.titles_seen.append(title.strip())
                 self.touched = True
             return
         if rtype in _IGNORED:

@@ -315,8 +315,10 @@ class Ingestor:
                 (Surface.SHADOWED.value, sid, chunk.shadow_before, Surface.CURRENT.value),
             )
         first_user = self._refresh_counts(sid, chunk.events)
-        marked = has_marker(first_user) or any(
-            e.kind is Kind.TITLE and has_marker(e.text) for e in chunk.events
+        marked = (
+            has_marker(first_user)
+            or any(e.kind is Kind.TITLE and has_marker(e.text) for e in chunk.events)
+            or any(has_marker(title) for title in update.titles_seen)
         )
         self._settle_privacy(sid, was_private=was_private, marked=marked)
         return written

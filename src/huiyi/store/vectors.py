@@ -28,11 +28,13 @@ def missing(conn: sqlite3.Connection, model: str, *, limit: int) -> list[tuple[i
     In id order on purpose: appending at the right end of the table's B-tree fills its pages,
     while newest-first inserts split pages at the left and left them half empty (135 MB instead
     of 56 MB for 66k vectors). The semantic layer joins a search only above a coverage gate, so
-    which messages are embedded first hardly matters.
+    which messages are embedded first hardly matters. Private sessions are never embedded: with
+    an `openai:` embedder their text would leave the machine.
     """
     return conn.execute(
-        f"SELECT e.id, e.text FROM events e LEFT JOIN vectors v ON v.event_id = e.id "
-        f"WHERE {_EMBEDDABLE} AND (v.event_id IS NULL OR v.model != ?) "
+        f"SELECT e.id, e.text FROM events e JOIN sessions s ON s.sid = e.sid "
+        f"LEFT JOIN vectors v ON v.event_id = e.id "
+        f"WHERE {_EMBEDDABLE} AND s.is_private = 0 AND (v.event_id IS NULL OR v.model != ?) "
         f"ORDER BY e.id LIMIT ?",
         (model, limit),
     ).fetchall()
@@ -64,11 +66,12 @@ def _scoped(model: str, workspace: str | None) -> tuple[str, tuple[str, ...]]:
 
 
 def coverage(conn: sqlite3.Connection, model: str, workspace: str | None) -> tuple[int, int]:
-    """(embedded, embeddable) events, in one workspace or everywhere."""
+    """(embedded, embeddable) events of visible sessions, in one workspace or everywhere."""
     scope, params = _scoped(model, workspace)
     row = conn.execute(
         f"SELECT count(v.event_id), count(*) FROM events e JOIN sessions s ON s.sid = e.sid "
-        f"LEFT JOIN vectors v ON v.event_id = e.id AND v.model = ? WHERE {_EMBEDDABLE} {scope}",
+        f"LEFT JOIN vectors v ON v.event_id = e.id AND v.model = ? "
+        f"WHERE {_EMBEDDABLE} AND s.is_private = 0 {scope}",
         params,
     ).fetchone()
     return int(row[0]), int(row[1])
