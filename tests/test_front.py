@@ -37,7 +37,7 @@ from huiyi.integrations.context import CallerFinder
 from huiyi.integrations.front import Front, Options, parse
 from huiyi.integrations.mcp_server import HuiyiMCP, published_text
 from huiyi.integrations.published import PUBLISHED_PATH, published
-from huiyi.integrations.service import Service, address, socket_path
+from huiyi.integrations.service import IDLE_SECONDS, Service, address, socket_path
 from tests.builders import claude as cb
 from tests.builders import dsh as b
 from tests.services import kill_service, service_pid, service_sockets, stop_services
@@ -644,6 +644,12 @@ def test_a_rejected_argument_is_named_never_echoed() -> None:
     assert str(caught.value) == (
         "invalid arguments for memory: operations.1: Input should be a valid dictionary"
     )
+
+
+def test_the_readme_states_the_idle_timeout_the_service_uses() -> None:
+    readme = (SRC.parent / "README.md").read_text(encoding="utf-8")
+    stated = re.findall(r"it exits after (\d+) minutes without a call", readme)
+    assert stated == [str(round(IDLE_SECONDS / 60))]
 
 
 def test_the_service_and_the_sdk_server_both_serve_every_published_tool() -> None:
