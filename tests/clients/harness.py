@@ -48,6 +48,7 @@ if __package__ in (None, ""):  # run as a script: python tests/clients/harness.p
 
 from tests.clients.fake_model import FakeModel, Recorded, Turn
 from tests.clients.install import CLIENTS, installed
+from tests.services import stop_services
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -246,6 +247,15 @@ def _fake_model(script: Iterable[Turn]) -> Iterator[FakeModel]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+@contextlib.contextmanager
+def _services_stopped(home: Path) -> Iterator[None]:
+    """Stop the warm huiyi service the run's `huiyi mcp` started (it outlives the client)."""
+    try:
+        yield
+    finally:
+        stop_services(home / ".huiyi")
+
+
 def _logs(root: Path, pattern: str) -> list[Path]:
     return sorted(root.glob(pattern)) if root.exists() else []
 
@@ -283,7 +293,7 @@ def run_claude(
     cwd.mkdir(parents=True, exist_ok=True)
     config_dir = home / ".claude"
     probe_log = home / "probe-mcp.jsonl" if probe else None
-    with _fake_model(script) as fake:
+    with _fake_model(script) as fake, _services_stopped(home):
         env = _base_env(home, fake)
         env.update(CLAUDE_OFFLINE_ENV)
         env.update(
@@ -428,7 +438,7 @@ def run_codex(
     codex_home = home / ".codex"
     codex_home.mkdir(exist_ok=True)
     probe_log = home / "probe-mcp.jsonl" if probe else None
-    with _fake_model(script) as fake:
+    with _fake_model(script) as fake, _services_stopped(home):
         (codex_home / "config.toml").write_text(
             codex_config(
                 fake,
