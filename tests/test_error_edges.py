@@ -25,7 +25,7 @@ from huiyi.errors import (
 from huiyi.integrations.context import CallerFinder
 from huiyi.integrations.mcp_server import HuiyiMCP
 from huiyi.memory import Target
-from tests.builders import dsh
+from tests.builders import damage, dsh
 
 SECRET = "sk-proj-" + "Q7x9Lm2Pz4Rt8Wv6Yb1Nc3Kd5"
 SESSION = "session-edge0000-1111-4222-8333-444455556666"
@@ -135,3 +135,31 @@ def test_a_memory_write_that_works_is_no_error_and_search_results_come_as_data(
     assert isinstance(found.content[0], TextContent)
     assert "HUIYI_DATA" in found.content[0].text and "Likes Vim." in found.content[0].text
     assert server.hy.memory_of(CallerContext(None)).entries(Target.USER) == ["Likes Vim."]
+
+
+def test_a_damaged_index_answers_the_one_shape_naming_the_repair(
+    server: HuiyiMCP, isolated_home: Path
+) -> None:
+    long = " ".join(f"word{i}" for i in range(300))
+    other = "session-edge0001-1111-4222-8333-444455556666"
+    dsh.write_session(  # enough events for the events table to span many pages
+        isolated_home / ".dsh",
+        server.finder.cwd,
+        [[dsh.user(2 * n + 1, f"{n} {long}"), dsh.assistant(2 * n + 2, long)] for n in range(40)],
+        session_id=other,
+    )
+    assert call(server, "session_list", {}).is_error is False  # indexes both sessions
+    server.close()  # the index is checkpointed into its file, then damaged there
+    damage.flip_cell_pointers(server.hy.settings.db_path, "events")
+    hy = Huiyi()
+    damaged = HuiyiMCP(hy, CallerFinder.for_settings(hy.settings, cwd=server.finder.cwd))
+    try:
+        answers = [
+            call(damaged, "session_read", {"sessionId": s, "fromSeq": 0, "maxChars": 60_000})
+            for s in (SESSION, other)
+        ]
+    finally:
+        damaged.close()
+    failed = [assert_failed_shape(a) for a in answers if a.is_error]
+    assert failed  # the damaged page held some session's events
+    assert all("huiyi doctor --repair" in text for text in failed)

@@ -46,6 +46,7 @@ from huiyi.memory import Memory, Reply, memory_search_tool, memory_tool
 from huiyi.recall.scope import CallerContext
 from huiyi.recall.tools import Recall
 from huiyi.safety.exit import Delivered, deliver, deliver_error
+from huiyi.store.db import faults
 
 if TYPE_CHECKING:
     from huiyi.api import Huiyi
@@ -242,8 +243,10 @@ class Calls:
         return self._worker.submit(fn).result()
 
     def close(self) -> None:
-        """Close the index connection on its own thread, then stop the threads."""
+        """Close the index connection on its own thread, then stop the threads (once)."""
         with self._lock:
+            if self._closed:
+                return
             self._closed = True
         self._worker.submit(self.hy.close).result()
         self._worker.shutdown()
@@ -264,11 +267,13 @@ class Calls:
         except InvalidArguments as exc:
             return failed(str(exc))
         try:
-            caller = self.caller(call, finder, roots)
-            if call.tool in RECALL:
-                result = self.in_worker(lambda: self._recall(call.tool, caller, arguments))
-            else:
-                result = self.in_worker(lambda: self._memory(call.tool, caller, arguments))
+            # a damaged index or a full disk is the machine's fault: said, not a crash
+            with faults(None, self.hy.settings.db_path):
+                caller = self.caller(call, finder, roots)
+                if call.tool in RECALL:
+                    result = self.in_worker(lambda: self._recall(call.tool, caller, arguments))
+                else:
+                    result = self.in_worker(lambda: self._memory(call.tool, caller, arguments))
         except HuiyiError as exc:
             return failed(str(exc))
         self.after_call(caller)
