@@ -41,6 +41,7 @@ from huiyi.memory.store import (
     usage_of,
 )
 from huiyi.safety import threats
+from huiyi.safety.redact import redact
 
 ACTIONS = ("add", "replace", "remove")
 PREVIEW_CHARS = 70
@@ -103,8 +104,9 @@ def _fold(text: str) -> str:
 
 
 def preview(entry: str, needle: str | None = None, width: int = PREVIEW_CHARS) -> str:
-    """One line of at most `width` characters, centred on `needle` when it occurs."""
-    flat = re.sub(r"\s+", " ", entry).strip()
+    """One line of at most `width` characters, centred on `needle` when it occurs; secrets
+    are masked before the cut, so a cut never keeps part of one."""
+    flat = re.sub(r"\s+", " ", redact(entry).text).strip()
     if len(flat) <= width:
         return flat
     at = flat.find(re.sub(r"\s+", " ", needle).strip()) if needle else -1

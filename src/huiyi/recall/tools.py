@@ -101,9 +101,9 @@ class Recall:
             if scope.narrowed
             else f"workspace {scope.workspace}"
         )
+        asked = one_line(clean(query)[0], 80)  # masked before the cut, like every field
         lines = [
-            f'recall_history: {plural(len(ranges), "result")} for "{one_line(query, 80)}" '
-            f"in {where}",
+            f'recall_history: {plural(len(ranges), "result")} for "{asked}" in {where}',
             f"search path: {', '.join(result.layers) or 'none'}",
         ]
         lines += [f"note: {n}" for n in (*result.notes, *self.budget.notes)]

@@ -31,6 +31,7 @@ from typing import Any
 
 from huiyi.model import TEXT_KINDS, Event, Kind, SessionUpdate, Surface, sql_kinds
 from huiyi.safety.privacy import has_marker, is_private_title
+from huiyi.safety.redact import redact
 from huiyi.sources.base import Cursor, Reader, ReadResult, SessionChunk
 from huiyi.store.reading import Job, Outcome, read_all, read_job, same_head
 from huiyi.store.textindex import (
@@ -525,7 +526,7 @@ class Ingestor:
             "updated = max(coalesce(updated, 0), coalesce((SELECT max(time) FROM events "
             "WHERE sid = :sid), 0)) "
             "WHERE sid = :sid",
-            {"sid": sid, "first": first_user[:200] if first_user else None},
+            {"sid": sid, "first": redact(first_user).text[:200] if first_user else None},
         )
         return first_user
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from huiyi.model import Event, Kind, Session, Surface, sql_kinds
+from huiyi.safety.redact import redact
 
 SESSION_COLUMNS = (
     "sid, id, source, cwd, workspace, coalesce(title, ''), created, updated, parent, "
@@ -29,7 +30,8 @@ def display_title(title: str | None, first_user: str | None) -> str:
     if title and title.strip():
         return title.strip()
     if first_user:
-        first = " ".join(first_user.split())
+        # redacted whole before it is cut: a cut must never keep part of a secret
+        first = " ".join(redact(first_user).text.split())
         if len(first) <= FALLBACK_TITLE_CHARS:
             return first
         cut = first[:FALLBACK_TITLE_CHARS]
