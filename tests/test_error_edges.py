@@ -113,6 +113,14 @@ def assert_failed_shape(result: CallToolResult) -> str:
         ("memory", {"action": "add", "target": "memory", "content": "x" * 80}, "refused"),
         ("memory", {"action": "fly", "target": "user", "content": "x"}, "invalid arguments"),
         ("no_such_tool", {}, "unknown tool"),
+        ("recall_expand", {"seq": 2**70}, "seq: Input should be a whole number between"),
+        ("session_read", {"sessionId": SESSION, "fromSeq": -(2**64)}, "fromSeq: Input should"),
+        ("session_list", {"limit": "9" * 400}, "limit: Input should be a valid integer"),
+        (
+            "memory",
+            {"operations": [{"action": "add", "target": {"x": SECRET}, "content": "x"}]},
+            "operation 1: target must be 'user' or 'memory'",
+        ),
     ],
 )
 def test_every_failed_call_has_the_one_error_shape(

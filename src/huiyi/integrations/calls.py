@@ -126,7 +126,9 @@ class _Bad(Exception):
         self.where, self.problem = where, problem
 
 
-_INTEGER = re.compile(r"[+-]?\d+")
+_INTEGER = re.compile(r"[+-]?\d{1,20}")
+#: every whole number an argument may be (a seq, a limit): well inside SQLite's 64-bit integers
+NUMBER_BOUND = 2**53
 _TRUE = frozenset({"true", "t", "yes", "y", "on", "1"})
 _FALSE = frozenset({"false", "f", "no", "n", "off", "0"})
 
@@ -141,13 +143,18 @@ def _one(value: object, schema: Mapping[str, Any], where: str) -> object:
     `"5"` and `5.0` for an integer, `"true"` for a boolean), else `_Bad`."""
     kind = schema.get("type")
     if kind == "integer":
+        number: int | None = None
         if isinstance(value, int) and not isinstance(value, bool):
-            return value
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-        if isinstance(value, str) and _INTEGER.fullmatch(value.strip()):
-            return int(value)
-        raise _Bad(where, "Input should be a valid integer")
+            number = value
+        elif isinstance(value, float) and value.is_integer():
+            number = int(value)
+        elif isinstance(value, str) and _INTEGER.fullmatch(value.strip()):
+            number = int(value)
+        if number is None:
+            raise _Bad(where, "Input should be a valid integer")
+        if not -NUMBER_BOUND <= number <= NUMBER_BOUND:
+            raise _Bad(where, "Input should be a whole number between -2^53 and 2^53")
+        return number
     if kind == "boolean":
         if isinstance(value, bool):
             return value

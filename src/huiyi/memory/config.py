@@ -41,6 +41,8 @@ class Target(StrEnum):
 
 def parse_target(value: str | None) -> Target:
     """`user` or `memory`, else a UsageError that says so."""
+    if value is not None and not isinstance(value, str):
+        raise UsageError("target must be 'user' or 'memory'")
     try:
         return Target((value or "").strip().lower())
     except ValueError:
