@@ -12,8 +12,10 @@ Rules (docs/memory.md has the user-facing version):
 * An exact duplicate add is a successful no-op; adding the exact text of an archived entry
   brings that entry back.
 * A damaged store (see `store`) is backed up and not rewritten.
-* Model writes pass the threat scan first; a person's writes (web page) may skip it but are
-  budgeted the same way.
+* The budget is checked before the threat scan (on a plain read, and again under the lock), so
+  a write that cannot fit is refused without scanning it. Model writes then pass the threat
+  scan, entry by entry and, for a batch, all new entries together (an attack split across
+  them); a person's writes (web page) may skip it but are budgeted the same way.
 
 Replies are short and final on success ("saved; memory at 62% — 1,364/2,200 chars") and never
 echo the entries; refusals say what to do next, and an overflow refusal lists the entries so the
@@ -166,8 +168,9 @@ def clean_content(content: str | None, action: str) -> str:
     return text
 
 
-def validate(operations: Sequence[Operation], *, scan: bool) -> list[Operation]:
-    """Check arguments and run the threat scan before any file is touched."""
+def validate(operations: Sequence[Operation]) -> list[Operation]:
+    """Check arguments before any file is touched (the threat scan comes later, see
+    `run_operations`)."""
     checked: list[Operation] = []
     many = len(operations) > 1
     for index, op in enumerate(operations, 1):
@@ -186,25 +189,38 @@ def validate(operations: Sequence[Operation], *, scan: bool) -> list[Operation]:
                 )
         except OperationError as exc:
             raise OperationError(exc.reason, label + exc.message) from None
-        if scan and content is not None:
-            rules = threats.scan(content)
-            if rules:
-                rule = rules[0]
-                raise ThreatRefused(
-                    rule,
-                    f"{label}refused by the threat scan, rule {rule}: the content "
-                    f"{threats.describe(rule)}. Memory is shown to the model in every future "
-                    "session, so it cannot hold this; nothing was saved.",
-                )
         checked.append(Operation(op.action, op.target, content, op.old_text))
     return checked
 
 
-class ThreatRefused(OperationError):
-    """The threat scan refused a write."""
+def scan_operations(operations: Sequence[Operation]) -> None:
+    """Run the threat scan on every new entry, then on a batch's new entries together (an
+    attack split across them); raise `ThreatRefused` on the first hit."""
+    many = len(operations) > 1
+    for index, op in enumerate(operations, 1):
+        if op.content is None:
+            continue
+        rules = threats.scan(op.content)
+        if rules:
+            label = f"operation {index} ({op.action}): " if many else ""
+            raise ThreatRefused(rules[0], label)
+    indexes = [i for i, op in enumerate(operations, 1) if op.content is not None]
+    together = threats.scan_together([op.content for op in operations if op.content is not None])
+    if together:
+        named = ", ".join(str(i) for i in indexes)
+        raise ThreatRefused(together[0], f"operations {named} together: ")
 
-    def __init__(self, rule: str, message: str) -> None:
-        super().__init__("threat", message)
+
+class ThreatRefused(OperationError):
+    """The threat scan refused a write; `label` says which operation(s) of a batch."""
+
+    def __init__(self, rule: str, label: str = "") -> None:
+        super().__init__(
+            "threat",
+            f"{label}refused by the threat scan, rule {rule}: the content "
+            f"{threats.describe(rule)}. Memory is shown to the model in every future "
+            "session, so it cannot hold this; nothing was saved.",
+        )
         self.rule = rule
 
 
@@ -363,6 +379,36 @@ def _refusal(reason: str, message: str, snapshots: dict[Target, Snapshot] | None
     return Outcome(False, message, reason=reason, usage=usage)
 
 
+def budget_refusal(stores: dict[Target, Store], operations: Sequence[Operation]) -> Outcome | None:
+    """The overflow refusal for operations that cannot fit, decided from a plain read before
+    anything is scanned, or None when they may fit.
+
+    The threat scan costs time in proportion to the text; an entry that can never be saved
+    (a 30,000-character add into a 2,200-character store) is refused before it is scanned,
+    so an oversized write cannot hold up the caller. Anything else this read finds wrong (no
+    match, a damaged file) is left to the transaction, which re-reads the files under the
+    lock and decides for good.
+    """
+    snapshots = {t: stores[t].read() for t in dict.fromkeys(op.target for op in operations)}
+    if any(snap.damage for snap in snapshots.values()):
+        return None
+    states: dict[Target, _State] = {}
+    for op in operations:
+        snap = snapshots[op.target]
+        state = states.setdefault(op.target, _State(list(snap.entries), list(snap.archived)))
+        try:
+            _apply_one(state, op, "")
+        except OperationError:
+            return None
+    for target, state in states.items():
+        snap = snapshots[target]
+        after = usage_of(state.entries)
+        if after > snap.limit and after > snap.usage:
+            message = overflow_message(target, snap.entries, after, snap.limit)
+            return _refusal("overflow", message, snapshots)
+    return None
+
+
 def run_operations(
     stores: dict[Target, Store],
     operations: Sequence[Operation],
@@ -371,14 +417,22 @@ def run_operations(
     now: int,
     after_read: AfterRead | None = None,
 ) -> Outcome:
-    """Validate, scan, then apply `operations` as one all-or-nothing transaction."""
+    """Check arguments, then the budget, then scan, then apply `operations` as one
+    all-or-nothing transaction. The budget comes before the scan: a write that cannot fit is
+    refused without paying for a scan of its text."""
     if not operations:
         return Outcome(False, "refused: operations is empty", reason="bad_argument")
     try:
-        checked = validate(operations, scan=scan)
-    except ThreatRefused as exc:
-        return Outcome(False, exc.message, reason="threat", rule=exc.rule)
+        checked = validate(operations)
     except OperationError as exc:
         return Outcome(False, f"refused: {exc.message}", reason=exc.reason)
+    overflow = budget_refusal(stores, checked)
+    if overflow is not None:
+        return overflow
+    if scan:
+        try:
+            scan_operations(checked)
+        except ThreatRefused as exc:
+            return Outcome(False, exc.message, reason="threat", rule=exc.rule)
     involved = [stores[t] for t in dict.fromkeys(op.target for op in checked)]
     return transact(involved, plan_operations(stores, checked, now), after_read=after_read)

@@ -11,8 +11,10 @@ It is its own module because it is a different kind of rule from the pattern pas
 Why it is shaped this way:
 
 * What is *not* a secret is ruled out first, by shape: UUIDs, hex runs of a common digest
-  length (SHA-1/git, SHA-2) or labelled as one (`sha256:`, `commit `), and digests embedded in
-  paths and identifiers (`.../snapshots/<sha>`), which are judged with the digest removed.
+  length (SHA-1/git, SHA-2) or labelled as one (`sha256:`, `commit `), checksums whatever
+  their alphabet (`sha512-…` integrity strings, go.sum's `h1:…`), and digests or build hashes
+  embedded in paths and identifiers (`.../snapshots/<sha>`, cargo's `serde-8d2a5b0f6c1e9f3a`),
+  which are judged with the hash removed.
 * Pure hex is judged by `_hex_secret` (digits and letters mixed, some entropy); everything
   else by `_randomish`, which looks for frequent switches between lower case, upper case and
   digits, and forgives long lower-case runs with vowels (words, snake_case, paths).
@@ -40,7 +42,15 @@ _DIGEST_LABEL = re.compile(
     re.IGNORECASE,
 )
 _PART_SPLIT = re.compile(r"[/_\-+~]")
-_LONG_HEX = re.compile(r"[0-9a-fA-F]{40,}+")
+#: a hex part of a path or identifier that has a digit: a build or cache hash
+#: (`serde-8d2a5b0f6c1e9f3a`, `index.crates.io-6f17d22bba15001f`, a short git SHA)
+_HASH_PART = re.compile(r"(?=[a-fA-F]{0,15}[0-9])[0-9a-fA-F]{7,16}+")
+#: what marks the run after it as a checksum, whatever its alphabet: go.sum's `h1:`, npm's
+#: `integrity`, Subresource Integrity's `sha512-`
+_CHECKSUM_LABEL = re.compile(
+    r"(?:\bh1:|\bintegrity[\"']?[ \t]{0,4}[:=]?[ \t]{0,4}[\"']?)$", re.IGNORECASE
+)
+_SRI = re.compile(r"(?:sha1|sha256|sha384|sha512)-[A-Za-z0-9+/]")
 
 #: Candidates for the net in free text: runs of 32 or more base64/hex-ish characters, started
 #: only where such a run starts, so no run is rescanned from every offset.
@@ -87,7 +97,7 @@ def _hex_secret(hexrun: str) -> bool:
 def looks_secret(run: str, before: str, min_alnum: int) -> bool:
     """Judge one candidate run of base64/hex-ish characters (see docs/redaction.md)."""
     core = run.rstrip("=")
-    if _UUID.fullmatch(core):
+    if _UUID.fullmatch(core) or _SRI.match(core) or _CHECKSUM_LABEL.search(before[-24:]):
         return False
     if _HEX.fullmatch(core):
         if len(core) in _DIGEST_LENGTHS or _DIGEST_LABEL.search(before[-24:]):
@@ -96,11 +106,12 @@ def looks_secret(run: str, before: str, min_alnum: int) -> bool:
     # Paths and identifiers that merely contain a digest (…/snapshots/<sha>, model_<sha>)
     # are judged without it.
     core = _UUID.sub("", core)
-    if _LONG_HEX.search(core):
+    parts = _PART_SPLIT.split(core)
+    if len(parts) > 1 and not all(_HEX.fullmatch(p) for p in parts if p):
         core = "".join(
             p
-            for p in _PART_SPLIT.split(core)
-            if not (_HEX.fullmatch(p) and len(p) in _DIGEST_LENGTHS)
+            for p in parts
+            if not (_HEX.fullmatch(p) and (len(p) in _DIGEST_LENGTHS or _HASH_PART.fullmatch(p)))
         )
     alnum = _PART_SPLIT.sub("", core)
     if len(alnum) < min_alnum:

@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from huiyi.safety.entropy import LONG_RUN, looks_secret, tokenish
+from huiyi.safety.unicode import strip_invisible
 
 __all__ = [
     "MAX_FIELD_CHARS",
@@ -93,6 +94,8 @@ _PLACEHOLDER_WORDS = frozenset(
         "undefined",
         "true",
         "false",
+        "yes",
+        "no",
     }
 )
 _PLACEHOLDER_SHAPE = (
@@ -122,7 +125,10 @@ _VAR_REF = (
 _EXEMPT = re.compile(rf"{_MASK.pattern}|(?i:{_PLACEHOLDER_SHAPE})|{_VAR_REF}")
 
 
-_QUOTES_AND_SPACE = frozenset("\"'` \t\n")
+_QUOTES_AND_SPACE = frozenset("\"'` \t\n\\")
+
+
+_ESCAPED_QUOTES = re.compile(r"^\\{1,7}+([\"'])(.*?)(?:\\{1,7}+\1)?$", re.S)
 
 
 def _unquote(value: str) -> str:
@@ -130,7 +136,8 @@ def _unquote(value: str) -> str:
         return value[1:-1]
     if value[:1] in ('"', "'", "`"):
         return value[1:]
-    return value
+    escaped = _ESCAPED_QUOTES.match(value) if value[:1] == "\\" else None
+    return escaped[2] if escaped else value
 
 
 def _is_exempt(value: str) -> bool:
@@ -226,9 +233,9 @@ _VENDOR_PASSES: list[_Pass] = [
     ),
     _simple(
         "stripe",
-        _A + r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}+|" + _A + r"whsec_[A-Za-z0-9]{20,}+",
+        _A + r"(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{10,}+|" + _A + r"whsec_[A-Za-z0-9]{20,}+",
         _body_not_placeholder(8),
-        ("_live_", "_test_", "whsec_"),
+        ("_live_", "_test_", "_prod_", "whsec_"),
     ),
     _simple(
         "github",
@@ -290,6 +297,108 @@ _VENDOR_PASSES: list[_Pass] = [
         ("eyJ",),
     ),
 ]
+
+
+#: More vendor prefixes, from the public rule lists of gitleaks (config/gitleaks.toml) and the
+#: Hermes agent (agent/redact.py): (family, pattern, needles). Each pattern starts at its
+#: prefix and has no capturing group; one pass runs the families whose needles occur.
+_PREFIXED: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("digitalocean", r"do[opr]_v1_[a-f0-9]{64}", ("_v1_",)),
+    (
+        "square",
+        r"sq0(?:atp|csp|idp)-[A-Za-z0-9_\-]{22,60}+|EAAA[A-Za-z0-9_\-]{56,80}+",
+        ("sq0", "EAAA"),
+    ),
+    ("perplexity", r"pplx-[A-Za-z0-9]{40,}+", ("pplx-",)),
+    ("replicate", r"r8_[A-Za-z0-9]{30,}+", ("r8_",)),
+    ("tavily", r"tvly-(?:dev-|prod-)?[A-Za-z0-9]{20,}+", ("tvly-",)),
+    ("firecrawl", r"fc-[a-f0-9]{32}", ("fc-",)),
+    ("browserbase", r"bb_live_[A-Za-z0-9_\-]{20,}+", ("bb_live_",)),
+    ("notion", r"ntn_[A-Za-z0-9]{40,}+|secret_[A-Za-z0-9]{43}", ("ntn_", "secret_")),
+    ("matrix", r"syt_[A-Za-z0-9_]{20,}+", ("syt_",)),
+    ("fireworks", r"(?:fw|fpk)_[A-Za-z0-9]{20,}+", ("fw_", "fpk_")),
+    ("elevenlabs", r"sk_[a-f0-9]{48}", ("sk_",)),
+    ("zhipu", r"[0-9a-f]{32}\.[A-Za-z0-9]{16,}+", (".",)),
+    (
+        "1password",
+        r"ops_eyJ[A-Za-z0-9+/]{100,}+={0,3}+"
+        r"|A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})(?:-[A-Z0-9]{5}){3}",
+        ("ops_eyJ", "A3-"),
+    ),
+    ("age", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}", ("AGE-SECRET-KEY-1",)),
+    ("airtable", r"pat[A-Za-z0-9]{14}\.[a-f0-9]{64}", ("pat",)),
+    ("alibaba", r"LTAI[A-Za-z0-9]{20}", ("LTAI",)),
+    ("artifactory", r"AKCp[A-Za-z0-9]{69}|cmVmd[A-Za-z0-9]{59}", ("AKCp", "cmVmd")),
+    ("atlassian", r"ATATT3[A-Za-z0-9_\-=]{150,}+", ("ATATT3",)),
+    ("aws-bedrock", r"ABSK[A-Za-z0-9+/]{109,269}+={0,2}+", ("ABSK",)),
+    ("azure", r"[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}+", ("Q~",)),
+    ("clojars", r"CLOJARS_[A-Za-z0-9]{60}", ("CLOJARS_",)),
+    ("databricks", r"dapi[a-f0-9]{32}(?:-\d)?", ("dapi",)),
+    ("doppler", r"dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}+", ("dp.",)),
+    ("duffel", r"duffel_(?:test|live)_[A-Za-z0-9_\-=]{43}", ("duffel_",)),
+    ("dynatrace", r"dt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64}", ("dt0c01.",)),
+    ("easypost", r"EZ[AT]K[A-Za-z0-9]{54}", ("EZAK", "EZTK")),
+    ("facebook", r"EAA[MC][A-Za-z0-9]{100,}+", ("EAAM", "EAAC")),
+    ("flutterwave", r"FLWSECK(?:_TEST)?-[A-Za-z0-9]{12,}+(?:-X)?", ("FLWSECK",)),
+    ("flyio", r"fo1_[\w\-]{43}|fm[12][ar]?_[A-Za-z0-9+/]{100,}+={0,3}+", ("fo1_", "fm1", "fm2")),
+    ("frameio", r"fio-u-[A-Za-z0-9\-_=]{64}", ("fio-u-",)),
+    (
+        "grafana",
+        r"glc_[A-Za-z0-9+/]{32,}+={0,3}+|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}"
+        r"|eyJrIjoi[A-Za-z0-9]{70,}+",
+        ("glc_", "glsa_", "eyJrIjoi"),
+    ),
+    ("hashicorp", r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9\-_=]{60,70}+", (".atlasv1.",)),
+    ("vault", r"hv[sb]\.[\w\-]{90,}+", ("hvs.", "hvb.")),
+    ("heroku", r"HRKU-AA[0-9a-zA-Z_\-]{58}", ("HRKU-AA",)),
+    ("huggingface", r"api_org_[A-Za-z]{34}", ("api_org_",)),
+    ("infracost", r"ico-[A-Za-z0-9]{32}", ("ico-",)),
+    ("linear", r"lin_api_[A-Za-z0-9]{40}", ("lin_api_",)),
+    (
+        "newrelic",
+        r"NRAK-[A-Z0-9]{27}|NRJS-[a-f0-9]{19}|NRII-[A-Za-z0-9\-]{32}",
+        ("NRAK-", "NRJS-", "NRII-"),
+    ),
+    ("openshift", r"sha256~[\w\-]{43}", ("sha256~",)),
+    ("planetscale", r"pscale_(?:tkn|oauth|pw)_[\w=.\-]{32,64}+", ("pscale_",)),
+    ("postman", r"PMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34}", ("PMAK-",)),
+    ("prefect", r"pnu_[A-Za-z0-9]{36}", ("pnu_",)),
+    ("pulumi", r"pul-[a-f0-9]{40}", ("pul-",)),
+    ("readme", r"rdme_[a-z0-9]{70}", ("rdme_",)),
+    ("rubygems", r"rubygems_[a-f0-9]{48}", ("rubygems_",)),
+    ("scalingo", r"tk-us-[\w\-]{48}", ("tk-us-",)),
+    ("brevo", r"x(?:keysib|smtpsib)-[a-f0-9]{64}-[A-Za-z0-9]{16}", ("keysib-", "smtpsib-")),
+    ("sentry", r"sntrys_eyJ[A-Za-z0-9+/=_]{50,}+|sntryu_[a-f0-9]{64}", ("sntrys_", "sntryu_")),
+    ("shippo", r"shippo_(?:live|test)_[a-fA-F0-9]{40}", ("shippo_",)),
+    ("shopify", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}", ("shpat_", "shpca_", "shppa_", "shpss_")),
+    ("twilio", r"SK[0-9a-fA-F]{32}", ("SK",)),
+    ("typeform", r"tfp_[A-Za-z0-9_\-.=]{59,}+", ("tfp_",)),
+    ("sourcegraph", r"sgp_(?:[a-fA-F0-9]{16}_)?[a-fA-F0-9]{40}", ("sgp_",)),
+    ("cloudflare", r"v1\.0-[a-f0-9]{24}-[a-f0-9]{146}", ("v1.0-",)),
+)  # fmt: skip
+
+
+@functools.lru_cache(maxsize=64)
+def _prefixed_regex(indexes: tuple[int, ...]) -> re.Pattern[str]:
+    branches = "|".join(f"(?P<f{i}>{_PREFIXED[i][1]})" for i in indexes)
+    return re.compile(rf"(?<![A-Za-z0-9_\-.])(?:{branches})(?![A-Za-z0-9_\-])")
+
+
+def _prefixed(text: str, found: _Found) -> str:
+    present = tuple(
+        i for i, (_, _, needles) in enumerate(_PREFIXED) if any(n in text for n in needles)
+    )
+    if not present:
+        return text
+
+    def replace(m: re.Match[str]) -> str:
+        family = _PREFIXED[int((m.lastgroup or "f0")[1:])][0]
+        if _is_exempt(m[0]) or len(set(m[0])) < 10:
+            return m[0]
+        found.append(family)
+        return mask(family)
+
+    return _prefixed_regex(present).sub(replace, text)
 
 
 # PEM private keys: a whole block, or the whole field when a block is unclosed or mismatched.
@@ -424,6 +533,10 @@ def _query_secret(text: str, found: _Found) -> str:
 
 _URL = re.compile(r"(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]{0,31}+://[^\s'\"<>`]++")
 _URL_SEGMENT = re.compile(r"(?<![A-Za-z0-9_\-~+])[A-Za-z0-9_\-~+]{20,}+")
+#: Query parameters whose values are public ids (YouTube's `v`, `list`, `si`; tracking tags).
+_PUBLIC_ID_PARAM = re.compile(
+    r"[?&](?:v|list|si|index|feature|pp|ref|fbclid|gclid|utm_[a-z]{1,20})=$", re.IGNORECASE
+)
 
 
 @_gated(("://",))
@@ -432,7 +545,11 @@ def _url_token(text: str, found: _Found) -> str:
         url = m[0]
 
         def replace_segment(s: re.Match[str]) -> str:
-            if _is_exempt(s[0]) or not looks_secret(s[0], url[: s.start()], 20):
+            at = slash + s.start()
+            before = url[max(0, at - 24) : at]
+            if _PUBLIC_ID_PARAM.search(before):
+                return s[0]  # a video or playlist id, a share id: public
+            if _is_exempt(s[0]) or not looks_secret(s[0], before, 20):
                 return s[0]
             found.append("url-token")
             return mask("url-token")
@@ -445,6 +562,103 @@ def _url_token(text: str, found: _Found) -> str:
         return url[:slash] + _URL_SEGMENT.sub(replace_segment, url[slash:])
 
     return _URL.sub(replace_url, text)
+
+
+# Credentials on command lines and in credential files, where no `=` or `:` separates the
+# secret from its name: `docker login -p …`, `sshpass -p …`, `mysql -p…`, `curl -u user:…`,
+# `--password …`, netrc `password …` lines, `<add key="…Password" value="…"/>`.
+_CLI_VALUE = r"(?P<value>\"[^\"\n]{1,512}+\"|'[^'\n]{1,512}+'|[^\s'\"\-<>|&;][^\s'\"]{0,511}+)"
+_CLI_SHAPES: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
+    (
+        "password",
+        re.compile(
+            r"\b(?:docker|podman|nerdctl|helm|skopeo|buildah|oras|crane|regctl)\b[^\n|;&]{0,160}?"
+            r"\blogin\b[^\n|;&]{0,200}?[ \t](?:-p|--password)(?:[ \t]++|=)" + _CLI_VALUE
+        ),
+        ("login",),
+    ),
+    ("password", re.compile(r"\bsshpass[ \t]++-p[ \t]*+" + _CLI_VALUE), ("sshpass",)),
+    (
+        "password",
+        re.compile(
+            r"\b(?:mysql|mysqldump|mysqladmin|mysqlsh|mariadb|mariadb-dump)\b[^\n|;&]{0,200}?"
+            r"[ \t]-p(?P<value>[^\s'\"\-][^\s'\"]{0,511}+)"
+        ),
+        ("mysql", "mariadb"),
+    ),
+    (
+        "password",
+        re.compile(r"\bredis-cli\b[^\n|;&]{0,200}?[ \t]-a[ \t]++" + _CLI_VALUE),
+        ("redis-cli",),
+    ),
+    (
+        "password",
+        re.compile(
+            r"\b(?:curl|http|https|xh)\b[^\n|;&]{0,200}?[ \t](?:-u[ \t]*+|--user(?:[ \t]++|=)|"
+            r"-a[ \t]++|--auth(?:[ \t]++|=))[\"']?[^\s:\"'@]{0,128}+:(?P<value>[^\s\"'@]{1,512}+)"
+        ),
+        ("curl", "http", "xh"),
+    ),
+    (
+        "cli-flag",
+        re.compile(
+            r"(?<![\w-])--(?:[a-z0-9]{1,20}-){0,3}(?P<word>password|passwd|token|secret|api-key|"
+            r"apikey|access-key|secret-key|client-secret)[ \t]++" + _CLI_VALUE
+        ),
+        ("--",),
+    ),
+    (
+        "password",
+        re.compile(
+            r"\bmachine[ \t]++\S{1,253}+(?:[ \t]++(?:login|account)[ \t]++\S{1,253}+){0,2}"
+            r"[ \t]++password[ \t]++(?P<value>\S{1,512}+)"
+            r"|(?m:^[ \t]*+password[ \t]++(?P<line>\S{1,512}+)[ \t]*+$)"
+        ),
+        ("machine",),
+    ),
+    (
+        "xml",
+        re.compile(
+            r"\b[Kk]ey[ \t]*+=[ \t]*+\"(?P<word>[^\"\n]{0,64}?)\"[ \t]++[Vv]alue[ \t]*+=[ \t]*+\""
+            r"(?P<value>[^\"\n]{1,512}+)\""
+        ),
+        ("alue",),
+    ),
+)  # fmt: skip
+_XML_SECRET_KEY = re.compile(
+    r"pass(?:word|wd)?|secret|token|api[_\-]?key|access[_\-]?key|private[_\-]?key", re.I
+)
+
+
+def _cli_credentials(text: str, found: _Found) -> str:
+    for family, regex, needles in _CLI_SHAPES:
+        if not any(n in text for n in needles):
+            continue
+
+        def replace(m: re.Match[str], family: str = family) -> str:
+            group = "line" if "line" in m.groupdict() and m["line"] is not None else "value"
+            value = m[group]
+            named = family
+            if family == "cli-flag":
+                if "=" in value:
+                    return m[0]  # `--secret id=npmrc,src=…`: a spec, not the secret
+                named = _assignment_family(m["word"].replace("-", "_"), False)
+            elif family == "xml":
+                if not _XML_SECRET_KEY.search(m["word"]):
+                    return m[0]
+                named = _assignment_family(m["word"].lower(), False)
+            if _is_exempt(value) or _is_code(value):
+                return m[0]
+            found.append(named)
+            start, end = m.span(group) if group in m.groupdict() else m.span("value")
+            quote = value[0] if value[0] in "\"'" else ""
+            close = quote if quote and value.endswith(quote) and len(value) > 1 else ""
+            return (
+                m[0][: start - m.start()] + f"{quote}{mask(named)}{close}" + m[0][end - m.start() :]
+            )
+
+        text = regex.sub(replace, text)
+    return text
 
 
 # Assignments: key kept, value masked, in env, YAML, JSON, dotted-config and header form.
@@ -462,11 +676,12 @@ _KEY_QUALIFIERS = (
 _ASSIGNMENT = re.compile(
     r"(?:(?P<key>(?:passwd|password|passphrase|pass|pwd|client[_\-]?secret|secret"
     r"|credentials|credential|token|(?:" + "|".join(_KEY_QUALIFIERS) + r")[_\-]?key)"
-    r"(?:[_\-](?:base|value))?)(?![a-z0-9_.\-])[\"']?"
+    r"(?:[_\-](?:base|value))?)(?![a-z0-9_.\-])(?:\\{0,7}+[\"'])?"
     r"|(?P<cjk_key>" + "|".join(_CJK_KEYS) + "))"
     r"(?P<sep>[ \t]{0,16}+(?:=>|:=|==|[:=：])[ \t]{0,16}+)"
     rf"(?P<value>{_VALUE_SPECIAL}"
     r"|(?:os\.environ|os\.getenv|process\.env|env)[^\s,;)}\]]{0,160}+[)\]]?"
+    r"|\\{1,7}+\"[^\"\\\n]{0,4096}+\\{1,7}+\""  # JSON inside a JSON string: \"secret\"
     r"|\"(?:[^\"\\\n]|\\.)*+\"?"
     r"|'(?:[^'\\\n]|\\.)*+'?"
     r"|[^\s'\"`,;)}\]，。；、）】」]++)"
@@ -479,6 +694,43 @@ _CODE_REF = re.compile(r"[A-Za-z_][A-Za-z0-9_.]{0,127}+(?:\(|\[[A-Za-z0-9_]{0,40
 _TYPE_NAMES = frozenset(
     {"str", "bytes", "int", "bool", "string", "number", "boolean", "any", "SecretStr", "None"}
 )
+
+
+_OPEN_QUOTE = re.compile(r"\\{0,7}+[\"'`]")
+#: Upper-case environment names that glue a secret word onto a prefix.
+_GLUED_WORDS = frozenset({"password", "passwd", "token", "secret"})
+_GLUED_NAMES = frozenset({"SSHPASS"})
+#: Words that follow `key:` / `key =` in code, where no value is: `if not token: raise`,
+#: `secret = await vault.read()`.
+_CODE_WORDS = frozenset(
+    {
+        "raise", "return", "await", "yield", "not", "and", "or", "if", "else", "elif", "pass",
+        "continue", "break", "lambda", "del", "assert", "import", "from", "in", "is", "async",
+        "new", "throw", "typeof", "void", "delete", "function", "self", "this", "then", "do",
+    }
+)  # fmt: skip
+#: An attribute path in code (`settings.api_key`, `self.token`): names, not a value.
+_ATTRIBUTE_PATH = re.compile(r"[a-z_][A-Za-z_]{0,63}+(?:\.[a-z_][A-Za-z_]{0,63}+){1,8}+")
+
+
+def _glued_env_name(text: str, start: int, end: int, word: str) -> bool:
+    """`PGPASSWORD`, `SSHPASS`: an all-capitals name that glues a secret word onto a prefix."""
+    begin = start
+    while (
+        begin > 0 and start - begin < 64 and (text[begin - 1].isalnum() or text[begin - 1] == "_")
+    ):
+        begin -= 1
+    name = text[begin:end]
+    if not name.isascii() or not name.isupper():
+        return False
+    return word in _GLUED_WORDS or name in _GLUED_NAMES
+
+
+def _is_code(value: str) -> bool:
+    """A keyword, an attribute path or a command substitution where a value would be."""
+    if value in _CODE_WORDS or value.startswith(("$(", "`")):
+        return True
+    return _ATTRIBUTE_PATH.fullmatch(value) is not None
 
 
 @functools.lru_cache(maxsize=256)
@@ -505,10 +757,14 @@ def _assignment(text: str, found: _Found) -> str:
         word = m["key"]
         if word is not None and start > 0:
             # the secret word must start the key or one of its words: `DB_PASSWORD`,
-            # `dbPassword`, not `bypass` or `SMTPPASS`
+            # `dbPassword`, not `bypass` or `SMTPPASS`; an upper-case environment name may
+            # glue it on (`PGPASSWORD`, `SSHPASS`)
             before = text[start - 1]
             if (before.isascii() and before.isalnum()) or before == "$":
-                if not ((before.islower() or before.isdigit()) and text[start].isupper()):
+                if not (
+                    ((before.islower() or before.isdigit()) and text[start].isupper())
+                    or _glued_env_name(text, start, m.end("key"), word)
+                ):
                     continue
             elif word == "pwd" and before not in "_.-":
                 continue  # $PWD is the working directory, not a password
@@ -516,7 +772,7 @@ def _assignment(text: str, found: _Found) -> str:
             continue
         v_start, v_end = m.span("value")
         value = text[v_start:v_end]
-        if _is_exempt(value) or _CODE_REF.fullmatch(value):
+        if _is_exempt(value) or _CODE_REF.fullmatch(value) or _is_code(value):
             continue
         if value in _TYPE_NAMES and ":" in m["sep"]:
             continue
@@ -529,8 +785,9 @@ def _assignment(text: str, found: _Found) -> str:
         if family != "password" and len(value) <= 4 and value.isdigit():
             continue  # MAX_TOKEN = 64: a setting, not a secret
         found.append(family)
-        quote = value[0] if value[0] in "\"'`" else ""
-        close = quote if quote and len(value) > 1 and value[-1] == quote else ""
+        quoted = _OPEN_QUOTE.match(value)
+        quote = quoted[0] if quoted else ""
+        close = quote if quote and len(value) > len(quote) and value.endswith(quote) else ""
         out.append(text[done:v_start])
         out.append(f"{quote}[REDACTED:{family}]{close}")
         done = v_end
@@ -540,10 +797,17 @@ def _assignment(text: str, found: _Found) -> str:
     return "".join(out)
 
 
+#: A data URI of an image, a font or a sound: its base64 is a picture, not a secret.
+_MEDIA_DATA_URI = re.compile(r"data:(?:image|font|audio|video)/[\w.+\-]{1,40}+;base64,$")
+
+
 # The entropy net: long base64/hex-ish runs that look random (`huiyi.safety.entropy`).
 def _high_entropy(text: str, found: _Found) -> str:
     def replace(m: re.Match[str]) -> str:
-        if not looks_secret(m[0], text[max(0, m.start() - 24) : m.start()], 24):
+        before = text[max(0, m.start() - 64) : m.start()]
+        if _MEDIA_DATA_URI.search(before) or _PUBLIC_ID_PARAM.search(before[-24:]):
+            return m[0]
+        if not looks_secret(m[0], before[-24:], 24):
             return m[0]
         found.append("high-entropy")
         return mask("high-entropy")
@@ -554,11 +818,13 @@ def _high_entropy(text: str, found: _Found) -> str:
 _PASSES: list[_Pass] = [
     _pem,
     *_VENDOR_PASSES,
+    _prefixed,
     _bearer,
     _authorization,
     _url_password,
     _query_secret,
     _url_token,
+    _cli_credentials,
     _assignment,
     _high_entropy,
 ]
@@ -567,6 +833,9 @@ _PASSES: list[_Pass] = [
 def _scan(text: str) -> tuple[str, list[str]]:
     if len(text) > MAX_FIELD_CHARS:
         return mask("oversized"), ["oversized"]
+    # invisible characters go first: inside a token they would hide its shape
+    # (`ghp_ab\u200bcd…`), and on their own they carry text a reader never sees
+    text = strip_invisible(text)
     found: list[str] = []
     for run in _PASSES:
         text = run(text, found)
