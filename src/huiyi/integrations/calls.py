@@ -146,9 +146,9 @@ def _one(value: object, schema: Mapping[str, Any], where: str) -> object:
         number: int | None = None
         if isinstance(value, int) and not isinstance(value, bool):
             number = value
-        elif isinstance(value, float) and value.is_integer():
-            number = int(value)
-        elif isinstance(value, str) and _INTEGER.fullmatch(value.strip()):
+        elif (isinstance(value, float) and value.is_integer()) or (
+            isinstance(value, str) and _INTEGER.fullmatch(value.strip())
+        ):
             number = int(value)
         if number is None:
             raise _Bad(where, "Input should be a valid integer")
