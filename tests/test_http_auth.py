@@ -455,3 +455,20 @@ def test_a_bad_token_file_is_a_usage_error_of_the_command(tmp_path: Path) -> Non
     )
     assert result.exit_code == 2
     assert "chmod 600" in result.output
+
+
+def test_a_workspace_outside_the_token_is_a_usage_error_of_the_command(
+    world: World, tmp_path: Path
+) -> None:
+    token = token_for(tmp_path, world.acme)
+    args = [
+        "--http",
+        "127.0.0.1:1",
+        "--token-file",
+        str(token.path),
+        "--workspace",
+        str(world.beta),
+    ]
+    result = CliRunner().invoke(mcp, args, obj=Huiyi())
+    assert result.exit_code == 2
+    assert "is not among the workspaces the token" in result.output

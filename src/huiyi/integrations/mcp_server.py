@@ -413,10 +413,11 @@ def announce(token: TokenFile, url: str, *, remote: bool, out: TextIO) -> None:
         )
         return
     header = f"Authorization: Bearer {token.token}"
+    claude = {"type": "http", "url": url, "headers": {"Authorization": f"Bearer {token.token}"}}
     print(
         f"huiyi mcp: a new bearer token is in {token.path} (owner-only); it is shown only "
         f"now. Clients send it as the header\n    {header}\n"
-        f'  for example: claude mcp add --transport http huiyi {url} --header "{header}"\n'
+        f"  for example: claude mcp add-json --scope user huiyi '{json.dumps(claude)}'\n"
         f'  It may read {reads} (the file\'s "workspaces"; edit them to change that).',
         file=out,
     )
