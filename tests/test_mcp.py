@@ -5,13 +5,16 @@ way an agent harness does. The behaviour is tested in-process: the SDK's `Client
 memory to the server object `HuiyiMCP(hy, finder).build(...)`, with the same handshake a harness
 makes over stdio (`mode="legacy"`: initialize, then calls). Two smoke tests start the real
 command, one over stdio (the light front and the warm service it starts, see test_front.py)
-and one over Streamable HTTP on 127.0.0.1 (the SDK server).
+and one over Streamable HTTP on 127.0.0.1 (the SDK server, with its bearer token; the rest of
+the HTTP checks run in-process in test_http_auth.py).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import socket
+import stat
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -21,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 import pytest
 from click.testing import CliRunner
 from mcp import Client, ClientSession
@@ -32,6 +36,7 @@ import huiyi
 from huiyi.api import Huiyi
 from huiyi.cli_mcp import mcp, parse_http
 from huiyi.integrations.context import CallerFinder
+from huiyi.integrations.http_auth import TOKEN_FILE_NAME
 from huiyi.integrations.mcp_server import HuiyiMCP
 from huiyi.safety.envelope import MARKER_NAME, notice
 from tests.builders import claude as cb
@@ -411,10 +416,10 @@ def wait_for_port(port: int, process: subprocess.Popen[bytes], attempts: int = 6
     raise AssertionError(f"nothing listened on 127.0.0.1:{port}")
 
 
-def test_huiyi_mcp_over_streamable_http_on_loopback_answers_tools_list(world: World) -> None:
-    port = free_port()
-    with world.errlog.open("wb") as errlog:
-        process = subprocess.Popen(
+def start_http(world: World, port: int) -> subprocess.Popen[bytes]:
+    """`huiyi mcp --http 127.0.0.1:PORT` in workspace A, its stderr appended to the errlog."""
+    with world.errlog.open("ab") as errlog:
+        return subprocess.Popen(
             [sys.executable, "-m", "huiyi", "mcp", "--http", f"127.0.0.1:{port}"],
             env={**os.environ, **world.env()},
             cwd=world.acme,
@@ -422,14 +427,26 @@ def test_huiyi_mcp_over_streamable_http_on_loopback_answers_tools_list(world: Wo
             stdout=subprocess.DEVNULL,
             stderr=errlog,
         )
+
+
+def test_huiyi_mcp_over_streamable_http_asks_for_the_token_it_shows_once(world: World) -> None:
+    token_file = world.home / ".huiyi" / TOKEN_FILE_NAME
+    port = free_port()
+    process = start_http(world, port)
+    result: dict[str, Any] = {}
     try:
         wait_for_port(port, process)
-        result: dict[str, Any] = {}
+        token = json.loads(token_file.read_text())["token"]
 
         async def main() -> None:
+            url = f"http://127.0.0.1:{port}/mcp"
             with anyio.fail_after(60):
+                async with httpx2.AsyncClient() as http:
+                    result["no token"] = (await http.post(url, json={})).status_code
+                headers = {"Authorization": f"Bearer {token}"}
                 async with (
-                    streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (read, write),
+                    httpx2.AsyncClient(headers=headers, timeout=60) as http,
+                    streamable_http_client(url, http_client=http) as (read, write),
                     ClientSession(read, write) as session,
                 ):
                     await session.initialize()
@@ -441,9 +458,27 @@ def test_huiyi_mcp_over_streamable_http_on_loopback_answers_tools_list(world: Wo
         process.terminate()
         process.wait(timeout=60)
         print(world.errlog.read_text())
+    assert result["no token"] == 401
     assert result["tools"] == RECALL_TOOLS | MEMORY_TOOLS
     assert DSH_A in result["list"]
-    assert "Streamable HTTP on http://127.0.0.1" in world.errlog.read_text()
+    first = world.errlog.read_text()
+    assert "Streamable HTTP on http://127.0.0.1" in first
+    assert f"Authorization: Bearer {token}" in first
+    assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
+    assert stat.S_IMODE(token_file.parent.stat().st_mode) == 0o700
+
+    # a second start uses the same token and does not show it again
+    port = free_port()
+    process = start_http(world, port)
+    try:
+        wait_for_port(port, process)
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+    second = world.errlog.read_text()[len(first) :]
+    assert "Streamable HTTP on http://127.0.0.1" in second
+    assert token not in second and str(token_file) in second
+    assert json.loads(token_file.read_text())["token"] == token
 
 
 # -- arguments of the command ------------------------------------------------------------------

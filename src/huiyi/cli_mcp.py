@@ -1,4 +1,4 @@
-"""`huiyi mcp`: serve the recall and memory tools over MCP (stdio, or Streamable HTTP on loopback).
+"""`huiyi mcp`: serve the recall and memory tools over MCP (stdio, or Streamable HTTP).
 
 Only argument parsing lives here. Over stdio the server is the light front
 (`huiyi.integrations.front`; the `huiyi` entry point reaches it without importing click, and this
@@ -9,20 +9,23 @@ down other `huiyi` commands. Register it with `main.add_command(mcp)`.
 
 from __future__ import annotations
 
-import ipaddress
 import os
+from pathlib import Path
 
 import click
 
 from huiyi.api import Huiyi
+from huiyi.cli_common import clean_errors
+from huiyi.workspace import resolve
 
 __all__ = ["mcp", "parse_http"]
 
-_LOOPBACK_NAMES = frozenset({"localhost", "localhost.", "ip6-localhost"})
 
+def parse_http(value: str, *, allow_remote: bool = False) -> tuple[str, int]:
+    """`HOST:PORT` (`[::1]:PORT` for IPv6) as a host and a port; a host that is not loopback
+    only with `allow_remote`. Anything else is a UsageError."""
+    from huiyi.integrations.http_auth import is_loopback
 
-def parse_http(value: str) -> tuple[str, int]:
-    """`HOST:PORT` (`[::1]:PORT` for IPv6) as a loopback host and a port; else a UsageError."""
     host, sep, port_text = value.rpartition(":")
     if not sep or not host or not port_text.isdigit():
         raise click.UsageError(
@@ -32,22 +35,14 @@ def parse_http(value: str) -> tuple[str, int]:
     port = int(port_text)
     if not 1 <= port <= 65535:
         raise click.UsageError(f"--http port must be between 1 and 65535 (got {port})")
-    if not _is_loopback(host):
+    if not allow_remote and not is_loopback(host):
         raise click.UsageError(
             f"--http serves only this machine: {host} is not a loopback address. Use "
             f"127.0.0.1:{port} (or [::1]:{port}, localhost:{port}); recalled history must not "
-            "be reachable from the network."
+            "be reachable from the network. To serve other machines anyway, add --allow-remote "
+            "(clients still need the token)."
         )
-    return host, port
-
-
-def _is_loopback(host: str) -> bool:
-    if host.lower() in _LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    return host.lower(), port
 
 
 @click.command("mcp")
@@ -55,7 +50,8 @@ def _is_loopback(host: str) -> bool:
     "--http",
     "http",
     metavar="HOST:PORT",
-    help="Serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio (loopback hosts only).",
+    help="Serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio (loopback hosts only, "
+    "unless --allow-remote); clients must send the bearer token of --token-file.",
 )
 @click.option(
     "--workspace",
@@ -70,10 +66,32 @@ def _is_loopback(host: str) -> bool:
     help="The name the harness registered this server under (its tools are called "
     "mcp__NAME__TOOL); used to find the calling session in DSH and Claude Code logs.",
 )
+@click.option(
+    "--token-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="With --http: the file holding the bearer token and the workspaces it may read "
+    "(default: HUIYI_HOME/mcp-token.json); created owner-only on first use, with a new "
+    "token shown once and the workspace of --workspace, else of the current directory.",
+)
+@click.option(
+    "--allow-remote",
+    is_flag=True,
+    help="With --http: allow a host that is not loopback (the token is still required; the "
+    "traffic is plain HTTP).",
+)
 @click.pass_obj
-def mcp(hy: Huiyi, http: str | None, workspace: str | None, server_name: str) -> None:
+def mcp(
+    hy: Huiyi,
+    http: str | None,
+    workspace: str | None,
+    server_name: str,
+    token_file: Path | None,
+    allow_remote: bool,
+) -> None:
     """Serve the recall and memory tools to agents over MCP (stdio by default)."""
-    address = parse_http(http) if http is not None else None
+    if http is None and (token_file is not None or allow_remote):
+        raise click.UsageError("--token-file and --allow-remote go with --http HOST:PORT")
+    address = parse_http(http, allow_remote=allow_remote) if http is not None else None
     how = "--workspace"
     if workspace is None:  # Settings checked that HUIYI_WORKSPACE is a directory
         workspace = hy.settings.workspace
@@ -88,9 +106,14 @@ def mcp(hy: Huiyi, http: str | None, workspace: str | None, server_name: str) ->
         return
 
     from huiyi.integrations.context import CallerFinder
+    from huiyi.integrations.http_auth import TOKEN_FILE_NAME, load_or_create
     from huiyi.integrations.mcp_server import serve
 
-    finder = CallerFinder.for_settings(
-        hy.settings, cwd=os.getcwd(), server=server_name, forced=workspace, forced_how=how
-    )
-    serve(hy, finder, http=address)
+    with clean_errors():  # a token file others may read, or that does not parse: exit 2
+        if token_file is None:
+            token_file = hy.settings.ensure_home() / TOKEN_FILE_NAME
+        token = load_or_create(token_file, [resolve(workspace or os.getcwd())])
+        finder = CallerFinder.for_settings(
+            hy.settings, cwd=os.getcwd(), server=server_name, forced=workspace, forced_how=how
+        )
+        serve(hy, finder, http=address, token=token)

@@ -24,13 +24,14 @@ import json
 import sys
 from functools import partial
 from importlib.metadata import PackageNotFoundError, version
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TextIO
 
 import anyio
 import anyio.from_thread
 import anyio.to_thread
 from mcp import Client
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from mcp.types import (
@@ -41,9 +42,17 @@ from mcp.types import (
 )
 from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import BaseModel, Field, ValidationError
+from starlette.types import ASGIApp
 
 from huiyi.integrations.calls import MEMORY_TOOLS, RECALL_TOOLS, Call, Calls
 from huiyi.integrations.context import CallerFinder
+from huiyi.integrations.http_auth import (
+    BearerAuth,
+    GrantedFinder,
+    TokenFile,
+    host_checks,
+    is_loopback,
+)
 from huiyi.integrations.published import PUBLISHED_PATH
 from huiyi.recall.tools import (
     EXPAND_MAX,
@@ -63,6 +72,8 @@ __all__ = [
     "MEMORY_TOOLS",
     "RECALL_TOOLS",
     "HuiyiMCP",
+    "announce",
+    "http_app",
     "published",
     "serve",
 ]
@@ -365,23 +376,80 @@ def published_text(server: MCPServer) -> str:
     return json.dumps(anyio.run(published, server), indent=2, ensure_ascii=False) + "\n"
 
 
+def http_app(
+    hy: Huiyi, finder: CallerFinder, token: TokenFile, host: str, port: int
+) -> tuple[HuiyiMCP, ASGIApp]:
+    """The server of `huiyi mcp --http HOST:PORT` (close it when done) and its ASGI app: the
+    SDK's Streamable HTTP app behind the bearer check, with Host/Origin checks for every
+    spelling of the bound address, answering calls only for the workspaces `token` may read
+    (see `http_auth`). A forced workspace the token may not read is a `UsageError`."""
+    app = HuiyiMCP(hy, GrantedFinder.bound(finder, token))
+    hosts = host_checks(host, port)
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=hosts is not None,
+        allowed_hosts=hosts or [],
+        allowed_origins=[f"http://{h}" for h in hosts or []],
+    )
+    sdk_app = app.build(finder.server).streamable_http_app(transport_security=security, host=host)
+    return app, BearerAuth(sdk_app, token.token)
+
+
+def announce(token: TokenFile, url: str, *, remote: bool, out: TextIO) -> None:
+    """What an HTTP start tells the person who ran it, on stderr; a new token is shown here,
+    the one time it is shown."""
+    print(f"huiyi mcp: Streamable HTTP on {url}", file=out)
+    if remote:
+        print(
+            "huiyi mcp: --allow-remote: reachable from other machines over plain HTTP; the "
+            "token and recalled history cross the network unencrypted unless a TLS proxy "
+            "stands in front",
+            file=out,
+        )
+    reads = ", ".join(token.workspaces)
+    if not token.created:
+        print(
+            f"huiyi mcp: clients send the bearer token in {token.path}; it may read {reads}",
+            file=out,
+        )
+        return
+    header = f"Authorization: Bearer {token.token}"
+    claude = {"type": "http", "url": url, "headers": {"Authorization": f"Bearer {token.token}"}}
+    print(
+        f"huiyi mcp: a new bearer token is in {token.path} (owner-only); it is shown only "
+        f"now. Clients send it as the header\n    {header}\n"
+        f"  for example: claude mcp add-json --scope user huiyi '{json.dumps(claude)}'\n"
+        f'  It may read {reads} (the file\'s "workspaces"; edit them to change that).',
+        file=out,
+    )
+
+
 def serve(
     hy: Huiyi,
     finder: CallerFinder,
     *,
     http: tuple[str, int] | None = None,
+    token: TokenFile | None = None,
 ) -> None:
-    """Serve until the client goes away (stdio) or the process is stopped (HTTP)."""
-    app = HuiyiMCP(hy, finder)
-    server = app.build(finder.server)
+    """Serve until the client goes away (stdio) or the process is stopped (HTTP, which needs
+    the `token` clients must send)."""
+    if http is None:
+        app = HuiyiMCP(hy, finder)
+        try:
+            anyio.run(app.build(finder.server).run_stdio_async)
+        finally:
+            app.close()
+        return
+    if token is None:
+        raise ValueError("huiyi mcp --http needs a token")
+    import uvicorn
+
+    host, port = http
+    app, asgi = http_app(hy, finder, token, host, port)
     try:
-        if http is None:
-            anyio.run(server.run_stdio_async)
-        else:
-            host, port = http
-            shown = f"[{host}]" if ":" in host else host
-            print(f"huiyi mcp: Streamable HTTP on http://{shown}:{port}/mcp", file=sys.stderr)
-            anyio.run(partial(server.run_streamable_http_async, host=host, port=port))
+        shown = f"[{host}]" if ":" in host else host
+        announce(token, f"http://{shown}:{port}/mcp", remote=not is_loopback(host), out=sys.stderr)
+        config = uvicorn.Config(asgi, host=host, port=port, log_level="warning")
+        anyio.run(uvicorn.Server(config).serve)
     finally:
         app.close()
 
