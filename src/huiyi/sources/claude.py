@@ -222,6 +222,7 @@ class _Transcript(FileSession):
         parent = as_str(record.get("sessionId")) if want_parent else None
         sidechain = record.get("isSidechain") is True
         stamp = parse_time(record.get("timestamp"))
+        boundary = rtype == "system" and record.get("subtype") == "compact_boundary"
         message = record.get("message")
         user: _UserMessage | None = None
         reply: _Reply | None = None
@@ -229,7 +230,7 @@ class _Transcript(FileSession):
             user = _read_user(record, message)
         elif rtype == "assistant" and isinstance(message, dict):
             reply = _read_reply(message, uuid)
-
+        # read whole: from here on the record only changes the transcript
         if uuid is not None:
             if uuid in self.uuids:
                 return  # the same record written twice
@@ -243,7 +244,7 @@ class _Transcript(FileSession):
             self.sidechain = True
         time = self.note_time(stamp)
         if rtype == "system":
-            if record.get("subtype") == "compact_boundary":
+            if boundary:
                 self.compact()
                 self.reply_id = None
         elif user is not None:
