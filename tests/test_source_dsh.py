@@ -496,6 +496,66 @@ def test_bad_lines_are_counted_and_skipped(
     assert result.offset == path.stat().st_size
 
 
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("seq", "2"),
+        ("seq", -1),
+        ("seq", 2**53 + 1),
+        ("seq", 2**64),
+        ("time", 1.5),
+        ("time", -1),
+        ("time", "2026-03-02T10:15:00Z"),
+        ("time", 10**16),  # year 318857: no date to show
+        ("time", 2**64),
+    ],
+)
+def test_an_event_the_index_cannot_hold_is_skipped_whole(
+    dsh_home: Path, field: str, value: object
+) -> None:
+    """A seq or time out of range (or not an integer) skips the event as malformed, and it
+    leaves nothing behind: its call is not remembered, no seq is taken."""
+    bad = {**b.tool_call(2, "bash", "{}", call_id="c9"), field: value}
+    before = [b.user(1, "one"), b.tool_result(3, "c9", "out"), b.user(4, "two")]
+    path = b.write_session(dsh_home, CWD, [[before[0], bad, *before[1:]]], session_id=SID)
+
+    result = read(path, dsh_home)
+
+    assert result.skipped == {"malformed-record": 1}
+    clean = b.write_session(dsh_home / "clean", CWD, [before], session_id=SID)
+    expected = read(clean, dsh_home / "clean")
+    assert events(result) == events(expected)
+    assert events(result)[3].tool_name is None  # the call it named was never taken
+    assert result.state == expected.state
+
+
+def test_a_packed_row_past_the_largest_seq_is_skipped(dsh_home: Path) -> None:
+    path = b.write_session(
+        dsh_home, CWD, [[b.user(1, "one"), b.chunks(2**53 - 1, ["a", "b"]), b.user(2, "two")]]
+    )
+
+    result = read(path, dsh_home)
+
+    assert result.skipped == {"malformed-record": 1}
+    assert [e.text for e in events(result).values()] == ["one", "two"]
+    assert result.state["next"] == 3
+
+
+def test_a_header_time_out_of_range_is_left_out(dsh_home: Path) -> None:
+    path = b.write_session(dsh_home, CWD, [[b.user(1, "one")]], createdAt=2**64)
+
+    result = read(path, dsh_home)
+
+    assert result.chunks[0].session.created is None
+    assert [e.text for e in events(result).values()] == ["one"]
+
+
+def test_tool_call_arguments_too_deep_to_walk_are_shortened_as_text() -> None:
+    deep = "[" * 50_000 + "]" * 50_000
+    line = tool_call_line("bash", deep)
+    assert line.startswith("[tool call: bash] [[[") and len(line) < 700
+
+
 def test_ordinary_dsh_records_are_skipped_silently(dsh_home: Path) -> None:
     """Records a real DSH writes in every session (seen in tests/fixtures/dsh/) and the rest of
     its own vocabulary carry no conversation: skipped, and not counted as unknown. So is an

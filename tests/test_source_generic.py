@@ -166,6 +166,9 @@ def test_compaction_lines_shadow_earlier_reads(tmp_path: Path) -> None:
         {"role": "user", "text": 42},
         {"role": "user", "text": "x", "kind": "poem"},
         {"role": "user", "text": "x", "seq": -1},
+        {"role": "user", "text": "x", "seq": 2**53 + 1},
+        {"role": "user", "text": "x", "seq": 2**64},
+        {"type": "compaction", "seq": 2**64},
         {"role": "user", "text": "x", "session": 7},
         {"type": "session", "title": "no id"},
     ],
@@ -177,6 +180,39 @@ def test_an_unusable_line_is_counted_as_a_bad_record(tmp_path: Path, line: dict[
 
     assert replay.skipped == {"bad-record": 1}
     assert [text for _, _, text, _ in replay.rows()] == ["fine"]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        {"role": "user", "text": "x", "kind": ["user"]},
+        {"role": "user", "text": "x", "kind": {"tool": 1}},
+    ],
+)
+def test_a_line_of_the_wrong_shape_is_skipped_as_malformed(
+    tmp_path: Path, line: dict[str, Any]
+) -> None:
+    path = write(tmp_path / "h.jsonl", {"role": "user", "text": "one"}, line)
+    write(path, {"role": "user", "text": "two"}, append=True)
+
+    replay = read(path)
+
+    assert replay.skipped == {"malformed-record": 1}
+    assert [(seq, text) for seq, _, text, _ in replay.rows()] == [(0, "one"), (1, "two")]
+
+
+@pytest.mark.parametrize("time", [3 * 10**14, -(10**12), 2**64, float("inf")])
+def test_a_time_the_index_cannot_hold_is_left_out(tmp_path: Path, time: float) -> None:
+    path = write(
+        tmp_path / "h.jsonl",
+        {"role": "user", "text": "one", "time": T0},
+        {"role": "user", "text": "two", "time": time},
+    )
+
+    replay = read(path)
+
+    assert [e.time for e in replay.events.values()] == [T0, T0]  # the previous line's time
+    assert replay.skipped == {}
 
 
 def test_discover_takes_files_and_folders_and_skips_what_is_missing(tmp_path: Path) -> None:

@@ -12,6 +12,14 @@ for example a reply whose parts arrive in two reads) and surface changes for eve
 earlier (compaction shadows them). Bad input is never fatal: each skipped line or frame is
 counted in `skipped` under a short reason.
 
+One record is one unit of failure. A reader hands each record to `take_record`, which turns
+what a record of the wrong shape raises from code written for the right one (a `type` that is a
+list, an object where a string belongs, nesting too deep to walk, a number out of range) into
+one `malformed-record` skip, and the reader goes on with the next. For that to leave the
+reader's state as it was, a reader takes everything it needs from a record before it changes
+anything. Numbers that reach the index are bounded here (`valid_seq`, `valid_time`): SQLite
+holds 64 bits, and a time is shown as a date.
+
 huiyi never recalls itself: its own MCP tool calls and their results (recalled history in its
 untrusted-data envelope) are kept as events, so seqs and compaction stay as the harness logged
 them, but never indexed. `is_own_traffic` recognises them from one event alone (tool name or
@@ -23,10 +31,11 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from huiyi.model import Event, Kind, SessionUpdate, Surface
 from huiyi.safety.envelope import MARKER_NAME, notice
@@ -43,6 +52,26 @@ LINE_TOO_LONG = "line-too-long"
 BAD_RECORD = "bad-record"
 UNREADABLE = "unreadable"
 UNSUPPORTED_VERSION = "unsupported-version"
+MALFORMED_RECORD = "malformed-record"
+
+#: What code written for a well-formed record raises on a malformed one. `take_record` turns
+#: these into a skipped record; anything else (an I/O error, a bug's `AssertionError`) is not
+#: the record's fault and propagates.
+RECORD_ERRORS: tuple[type[Exception], ...] = (
+    TypeError,
+    ValueError,
+    LookupError,
+    AttributeError,
+    RecursionError,
+    OverflowError,
+)
+#: The largest seq a reader emits: 2**53, exact as a JSON number anywhere, far inside SQLite's
+#: 64-bit integers.
+MAX_SEQ = 2**53
+#: Times are epoch milliseconds from 1970 up to the start of 9999-12-31 (UTC), so they fit
+#: SQLite and are a date of year 9999 or earlier in every time zone.
+MIN_TIME = 0
+MAX_TIME = int(datetime(9999, 12, 31, tzinfo=UTC).timestamp() * 1000)
 
 #: The tools huiyi's MCP server offers, whatever name the user gave the server.
 OWN_TOOLS = (
@@ -89,6 +118,39 @@ def is_own_traffic(event: Event) -> bool:
     return is_own_tool(event.tool_name) or (
         event.kind is Kind.TOOL_RESULT and is_own_output(event.text)
     )
+
+
+_Record = TypeVar("_Record")
+
+
+def take_record(apply: Callable[[_Record], object], record: _Record, skipped: Counter[str]) -> bool:
+    """`apply(record)`; a record whose shape makes it raise one of `RECORD_ERRORS` is counted
+    once, as `malformed-record`, instead (what `apply` counted before it raised is taken back).
+
+    Returns whether the record was taken. The caller's `apply` must change its state only
+    after everything that can raise on the record, so a skipped record leaves no trace.
+    """
+    counted = dict(skipped)  # a plain copy: Counter.copy costs more than a record's read
+    try:
+        apply(record)
+    except RECORD_ERRORS:
+        skipped.clear()
+        skipped.update(counted)
+        skipped[MALFORMED_RECORD] += 1
+        return False
+    return True
+
+
+def valid_seq(value: int) -> int:
+    """`value` if it can be a seq (0..`MAX_SEQ`); else `ValueError`, which skips the record."""
+    if not 0 <= value <= MAX_SEQ:
+        raise ValueError(f"seq out of range: {value}")
+    return value
+
+
+def valid_time(value: int | float) -> int | None:
+    """Epoch ms as an int when within `MIN_TIME`..`MAX_TIME`, else None (NaN included)."""
+    return int(value) if MIN_TIME <= value <= MAX_TIME else None
 
 
 @dataclass(slots=True)

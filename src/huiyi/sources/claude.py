@@ -33,13 +33,14 @@ import os
 import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 from huiyi.model import Kind, SessionUpdate
 from huiyi.sources.base import BAD_RECORD, UNKNOWN_TYPE
 from huiyi.sources.fold import FileSession, JsonlReader
-from huiyi.sources.jsonl import as_str, clean_text, remember
+from huiyi.sources.jsonl import as_str, clean_text, parse_time, remember
 
 #: Record types that carry nothing to index (bookkeeping of the Claude Code client): passed
 #: over without being counted.
@@ -214,77 +215,58 @@ class _Transcript(FileSession):
         if rtype not in ("user", "assistant", "system"):
             self.skipped[UNKNOWN_TYPE] += 1
             return
+        # everything is taken from the record before anything changes (`base.take_record`)
         uuid = as_str(record.get("uuid"))
+        cwd = as_str(record.get("cwd")) if self.cwd is None else None
+        want_parent = self.subagent_file and self.parent is None
+        parent = as_str(record.get("sessionId")) if want_parent else None
+        sidechain = record.get("isSidechain") is True
+        stamp = parse_time(record.get("timestamp"))
+        boundary = rtype == "system" and record.get("subtype") == "compact_boundary"
+        message = record.get("message")
+        user: _UserMessage | None = None
+        reply: _Reply | None = None
+        if rtype == "user" and isinstance(message, dict):
+            user = _read_user(record, message)
+        elif rtype == "assistant" and isinstance(message, dict):
+            reply = _read_reply(message, uuid)
+        # read whole: from here on the record only changes the transcript
         if uuid is not None:
             if uuid in self.uuids:
                 return  # the same record written twice
             remember(self.uuids, uuid, None, MAX_UUIDS)
         self.touched = True
-        time = self._note(record)
+        if cwd is not None:
+            self.cwd = cwd
+        if parent is not None:
+            self.parent = parent
+        if sidechain:
+            self.sidechain = True
+        time = self.note_time(stamp)
         if rtype == "system":
-            if record.get("subtype") == "compact_boundary":
+            if boundary:
                 self.compact()
                 self.reply_id = None
-            return
-        message = record.get("message")
-        if not isinstance(message, dict):
-            self.skipped[BAD_RECORD] += 1
-        elif rtype == "user":
-            self._user(record, message, uuid, time)
+        elif user is not None:
+            self._user(user, uuid, time)
+        elif reply is not None:
+            self._assistant(reply, time)
         else:
-            self._assistant(message, uuid, time)
+            self.skipped[BAD_RECORD] += 1
 
-    def _note(self, record: dict[str, Any]) -> int:
-        """Take session facts from a record; returns its time (or the last known one)."""
-        if self.cwd is None:
-            self.cwd = as_str(record.get("cwd"))
-        if self.subagent_file and self.parent is None:
-            self.parent = as_str(record.get("sessionId"))
-        if record.get("isSidechain") is True:
-            self.sidechain = True
-        return self.note_time(record.get("timestamp"))
-
-    def _user(
-        self, record: dict[str, Any], message: dict[str, Any], uuid: str | None, time: int
-    ) -> None:
-        content = message.get("content")
-        if record.get("isCompactSummary") is True:
+    def _user(self, user: _UserMessage, uuid: str | None, time: int) -> None:
+        if user.summary is not None:
             # normally right after a compact_boundary (the same seq); older builds wrote no
             # boundary, and the summary alone marks where the model's view begins
             self.compact()
-            self.emit(Kind.SUMMARY, "user", _block_text(content), time, injected=True, uid=uuid)
-            return
-        meta = record.get("isMeta") is True
-        if isinstance(content, str):
-            text = clean_text(content)
-            self.emit(Kind.USER, "user", text, time, injected=meta or _is_host_text(text), uid=uuid)
-            return
-        if not isinstance(content, list):
-            self.skipped[BAD_RECORD] += 1
+            self.emit(Kind.SUMMARY, "user", user.summary, time, injected=True, uid=uuid)
             return
         # consecutive text blocks make one USER event, each tool_result block a TOOL_RESULT
         # (with the tool_use id it answers)
-        parts: list[tuple[Kind, str, str | None]] = []
-        texts: list[str] = []
-        for block in content:
-            if not isinstance(block, dict):
-                continue
-            if block.get("type") == "text":
-                part = as_str(block.get("text"))
-                if part is not None:
-                    texts.append(part)
-            elif block.get("type") == "tool_result":
-                if texts:
-                    parts.append((Kind.USER, "\n".join(texts), None))
-                    texts = []
-                tool_id = as_str(block.get("tool_use_id"))
-                parts.append((Kind.TOOL_RESULT, _block_text(block.get("content")), tool_id))
-        if texts:
-            parts.append((Kind.USER, "\n".join(texts), None))
         n = 0
-        for kind, text, tool_id in parts:
+        for kind, text, tool_id in user.parts:
             if kind == Kind.USER:
-                injected = meta or _is_host_text(text)
+                injected = user.meta or _is_host_text(text)
                 emitted = self.emit(kind, "user", text, time, injected=injected, uid=_nth(uuid, n))
             else:
                 tool = self.tools.get(tool_id) if tool_id else None
@@ -292,25 +274,16 @@ class _Transcript(FileSession):
             if emitted:
                 n += 1
 
-    def _assistant(self, message: dict[str, Any], uuid: str | None, time: int) -> None:
-        content = message.get("content")
-        if isinstance(content, str):
-            content = [{"type": "text", "text": content}]
-        if not isinstance(content, list):
-            self.skipped[BAD_RECORD] += 1
-            return
-        message_id = as_str(message.get("id")) or uuid
+    def _assistant(self, reply: _Reply, time: int) -> None:
+        message_id = reply.id
         if message_id is None or message_id != self.reply_id:
             self.reply_id, self.reply_seq, self.reply_time = message_id, None, time
             self.reply_texts = []
-        for block in content:
-            if not isinstance(block, dict):
-                continue
-            if block.get("type") == "text":
-                text = as_str(block.get("text"))
-                if text is None or not text.strip() or text in self.reply_texts:
+        for block in reply.blocks:
+            if isinstance(block, str):
+                if block in self.reply_texts:
                     continue
-                self.reply_texts.append(text)
+                self.reply_texts.append(block)
                 if self.reply_seq is None:
                     self.reply_seq = self.next_seq()
                 self.emit(
@@ -321,18 +294,97 @@ class _Transcript(FileSession):
                     uid=message_id,
                     seq=self.reply_seq,
                 )
-            elif block.get("type") == "tool_use":
-                self._tool_use(block, uuid, time)
+            else:
+                self._tool_use(block, reply.uuid, time)
 
-    def _tool_use(self, block: dict[str, Any], uuid: str | None, time: int) -> None:
-        tool_id = as_str(block.get("id"))
-        if tool_id is not None and tool_id in self.tools:
+    def _tool_use(self, call: _ToolUse, uuid: str | None, time: int) -> None:
+        if call.id is not None and call.id in self.tools:
             return  # the same block repeated by a split reply
-        name = as_str(block.get("name")) or "tool"
-        if tool_id is not None:
-            remember(self.tools, tool_id, name, MAX_TOOLS)
-        arguments = json.dumps(block.get("input", {}), ensure_ascii=False)
-        self.emit_call(tool_id, name, f"{name} {clean_text(arguments)}", time, uid=tool_id or uuid)
+        if call.id is not None:
+            remember(self.tools, call.id, call.name, MAX_TOOLS)
+        text = f"{call.name} {call.arguments}"
+        self.emit_call(call.id, call.name, text, time, uid=call.id or uuid)
+
+
+# -- what a record says, read whole before the transcript changes -----------------------------
+
+
+@dataclass(slots=True)
+class _UserMessage:
+    """A user record: a compaction summary, or its text and tool-result parts in order."""
+
+    summary: str | None
+    meta: bool
+    #: (USER, text, None) for a run of text, (TOOL_RESULT, text, tool_use id) for a result
+    parts: list[tuple[Kind, str, str | None]]
+
+
+@dataclass(slots=True)
+class _ToolUse:
+    id: str | None
+    name: str
+    arguments: str
+
+
+@dataclass(slots=True)
+class _Reply:
+    """An assistant line: its reply's id and its text (str) and tool-use blocks, in order."""
+
+    id: str | None
+    uuid: str | None
+    blocks: list[str | _ToolUse]
+
+
+def _read_user(record: dict[str, Any], message: dict[str, Any]) -> _UserMessage | None:
+    """A user record's content; None when it is neither a string nor a list of blocks."""
+    content = message.get("content")
+    meta = record.get("isMeta") is True
+    if record.get("isCompactSummary") is True:
+        return _UserMessage(_block_text(content), meta, [])
+    if isinstance(content, str):
+        return _UserMessage(None, meta, [(Kind.USER, clean_text(content), None)])
+    if not isinstance(content, list):
+        return None
+    parts: list[tuple[Kind, str, str | None]] = []
+    texts: list[str] = []
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text":
+            part = as_str(block.get("text"))
+            if part is not None:
+                texts.append(part)
+        elif block.get("type") == "tool_result":
+            if texts:
+                parts.append((Kind.USER, "\n".join(texts), None))
+                texts = []
+            tool_id = as_str(block.get("tool_use_id"))
+            parts.append((Kind.TOOL_RESULT, _block_text(block.get("content")), tool_id))
+    if texts:
+        parts.append((Kind.USER, "\n".join(texts), None))
+    return _UserMessage(None, meta, parts)
+
+
+def _read_reply(message: dict[str, Any], uuid: str | None) -> _Reply | None:
+    """An assistant record's content; None when it is neither a string nor a list of blocks."""
+    content = message.get("content")
+    if isinstance(content, str):
+        content = [{"type": "text", "text": content}]
+    if not isinstance(content, list):
+        return None
+    blocks: list[str | _ToolUse] = []
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text":
+            text = as_str(block.get("text"))
+            if text is not None and text.strip():
+                blocks.append(text)
+        elif block.get("type") == "tool_use":
+            arguments = json.dumps(block.get("input", {}), ensure_ascii=False)
+            name = as_str(block.get("name")) or "tool"
+            blocks.append(_ToolUse(as_str(block.get("id")), name, clean_text(arguments)))
+    return _Reply(as_str(message.get("id")) or uuid, uuid, blocks)
 
 
 def _nth(uid: str | None, n: int) -> str | None:

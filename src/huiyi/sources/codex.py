@@ -34,7 +34,8 @@ import hashlib
 import json
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -209,7 +210,7 @@ def _output_text(output: object) -> str:
         if output.startswith("{"):
             try:
                 inner = json.loads(output)
-            except ValueError:
+            except (ValueError, RecursionError):
                 return clean_text(output)
             if isinstance(inner, dict) and isinstance(inner.get("output"), str):
                 return clean_text(inner["output"])
@@ -263,43 +264,112 @@ class _Rollout(FileSession):
         if not isinstance(payload, dict):
             self.skipped[BAD_RECORD] += 1
             return
+        # everything is taken from the record before anything changes (`base.take_record`):
+        # reading it gives its effect, applied once the whole record has been read
+        stamp = parse_time(record.get("timestamp"))
+        if rtype == "session_meta":
+            effect = self._meta(payload)
+        elif rtype == "response_item":
+            effect = self._item(payload)
+        elif rtype == "event_msg":
+            effect = self._event(payload)
+        else:  # compacted
+            effect = partial(self._compacted, as_str(payload.get("message")) or "")
         if self.session_id is None:  # fixed by the first record, so it never changes later
             meta_id = as_str(payload.get("id")) if rtype == "session_meta" else None
             self.session_id = meta_id or session_id_from_name(self.path)
         self.touched = True
-        time = self.note_time(record.get("timestamp"))
-        if rtype == "session_meta":
-            self._meta(payload, time)
-        elif rtype == "response_item":
-            self._item(payload, time)
-        elif rtype == "event_msg":
-            self._event(payload, time)
-        else:  # compacted
-            self.compact()
-            text = as_str(payload.get("message")) or ""
-            self.emit(Kind.SUMMARY, "user", text, time, injected=True)
+        effect(self.note_time(stamp))
 
-    def _meta(self, payload: dict[str, Any], time: int) -> None:
-        if self.cwd is None:
-            self.cwd = as_str(payload.get("cwd"))
+    def _meta(self, payload: dict[str, Any]) -> _Effect:
+        cwd = as_str(payload.get("cwd"))
         started = parse_time(payload.get("timestamp"))
-        if started is not None and (self.created is None or started < self.created):
-            self.created = started
         source = payload.get("source")
-        if isinstance(source, dict) and "subagent" in source:
-            self.subagent = True
+        subagent = isinstance(source, dict) and "subagent" in source
 
-    def _event(self, payload: dict[str, Any], time: int) -> None:
+        def apply(time: int) -> None:
+            if self.cwd is None:
+                self.cwd = cwd
+            if started is not None and (self.created is None or started < self.created):
+                self.created = started
+            if subagent:
+                self.subagent = True
+
+        return apply
+
+    def _event(self, payload: dict[str, Any]) -> _Effect:
         etype = payload.get("type")
         if etype == "user_message":
             if payload.get("kind") in (None, "plain"):
-                self._prompt("event", as_str(payload.get("message")) or "", time)
+                return partial(self._prompt, "event", as_str(payload.get("message")) or "")
         elif etype == "item_completed":
             item = payload.get("item")
             if isinstance(item, dict) and item.get("type") == "UserMessage":
-                self._prompt("completed", _content_text(item.get("content")), time)
+                return partial(self._prompt, "completed", _content_text(item.get("content")))
         elif etype not in _IGNORED_EVENTS:
-            self.skipped[UNKNOWN_TYPE] += 1
+            return self._count(UNKNOWN_TYPE)
+        return _nothing
+
+    def _item(self, item: dict[str, Any]) -> _Effect:
+        itype = item.get("type")
+        if itype in _IGNORED_ITEMS:
+            return _nothing
+        if itype == "message":
+            return self._message(item)
+        if isinstance(itype, str) and itype in _CALL_ARGS:
+            name = _tool_name(item, itype)
+            call_id = as_str(item.get("call_id")) or as_str(item.get("id"))
+            arguments = item.get(_CALL_ARGS[itype])
+            if not isinstance(arguments, str):
+                arguments = json.dumps(arguments, ensure_ascii=False)
+            return partial(self._call, call_id, name, f"{name} {clean_text(arguments)}")
+        if isinstance(itype, str) and itype.endswith("_output"):
+            call_id = as_str(item.get("call_id"))
+            return partial(self._output, call_id, _output_text(item.get("output")))
+        return self._count(UNKNOWN_TYPE)
+
+    def _message(self, item: dict[str, Any]) -> _Effect:
+        role = item.get("role")
+        if role == "assistant":
+            text = _content_text(item.get("content"))
+            return partial(self._say, Kind.ASSISTANT, "assistant", text, False)
+        if role == "user":
+            human, injected = _split_user_content(item)
+
+            def apply(time: int) -> None:
+                self.emit(Kind.USER, "user", injected, time, injected=True)
+                self._prompt("item", human, time)
+
+            return apply
+        if role in ("developer", "system"):
+            return partial(
+                self._say, Kind.USER, str(role), _content_text(item.get("content")), True
+            )
+        return self._count(BAD_RECORD)
+
+    # -- effects: what a record does, once it has been read whole ----------------------------
+
+    def _count(self, reason: str) -> _Effect:
+        def apply(time: int) -> None:
+            self.skipped[reason] += 1
+
+        return apply
+
+    def _say(self, kind: Kind, role: str, text: str, injected: bool, time: int) -> None:
+        self.emit(kind, role, text, time, injected=injected)
+
+    def _call(self, call_id: str | None, name: str, text: str, time: int) -> None:
+        if call_id is not None:
+            remember(self.calls, call_id, name, MAX_CALLS)
+        self.emit_call(call_id, name, text, time)
+
+    def _output(self, call_id: str | None, text: str, time: int) -> None:
+        tool = self.calls.get(call_id) if call_id else None
+        self.emit_result(call_id, tool, text, time)
+
+    def _compacted(self, text: str, time: int) -> None:
+        self.compact()
+        self.emit(Kind.SUMMARY, "user", text, time, injected=True)
 
     def _prompt(self, copy: str, text: str, time: int) -> None:
         """One copy of a human prompt: the first copy of it is the USER event."""
@@ -314,38 +384,10 @@ class _Rollout(FileSession):
         del self.prompts[:-MAX_PROMPTS]
         self.emit(Kind.USER, "user", text, time)
 
-    def _item(self, item: dict[str, Any], time: int) -> None:
-        itype = item.get("type")
-        if itype in _IGNORED_ITEMS:
-            return
-        if itype == "message":
-            self._message(item, time)
-        elif isinstance(itype, str) and itype in _CALL_ARGS:
-            name = _tool_name(item, itype)
-            call_id = as_str(item.get("call_id")) or as_str(item.get("id"))
-            if call_id is not None:
-                remember(self.calls, call_id, name, MAX_CALLS)
-            arguments = item.get(_CALL_ARGS[itype])
-            if not isinstance(arguments, str):
-                arguments = json.dumps(arguments, ensure_ascii=False)
-            self.emit_call(call_id, name, f"{name} {clean_text(arguments)}", time)
-        elif isinstance(itype, str) and itype.endswith("_output"):
-            call_id = as_str(item.get("call_id"))
-            tool = self.calls.get(call_id) if call_id else None
-            self.emit_result(call_id, tool, _output_text(item.get("output")), time)
-        else:
-            self.skipped[UNKNOWN_TYPE] += 1
 
-    def _message(self, item: dict[str, Any], time: int) -> None:
-        role = item.get("role")
-        if role == "assistant":
-            self.emit(Kind.ASSISTANT, "assistant", _content_text(item.get("content")), time)
-        elif role == "user":
-            human, injected = _split_user_content(item)
-            self.emit(Kind.USER, "user", injected, time, injected=True)
-            self._prompt("item", human, time)
-        elif role in ("developer", "system"):
-            text = _content_text(item.get("content"))
-            self.emit(Kind.USER, str(role), text, time, injected=True)
-        else:
-            self.skipped[BAD_RECORD] += 1
+#: What a record does to the rollout, given the record's time.
+_Effect = Callable[[int], None]
+
+
+def _nothing(time: int) -> None:
+    """The effect of a record that is passed over."""

@@ -27,6 +27,12 @@ our offset waits. A file being written looks torn for a moment, so `torn-frame` 
 Semantics: events copied from a parent (`seq < seedLength`) are folded but not emitted;
 user, assistant and tool-result events are CURRENT or SHADOWED by the fold, everything else is
 LOG_ONLY. A surface event without any `surfaceOp` (older logs) counts as appended.
+
+Malformed lines: each line goes through `base.take_record`. An event is read whole (its seq, its
+time and what its handler makes of `data`) before the fold changes, so a line that raises is
+skipped as `malformed-record` and the fold goes on as if it had never been there. A `seq` that
+is not an integer in 0..2**53, or a `time` that is not epoch ms of 1970..9999, makes the line
+malformed: the index could not hold it (or show it as a date).
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -52,8 +59,12 @@ from huiyi.sources.base import (
     Cursor,
     ReadResult,
     SessionChunk,
+    take_record,
+    valid_seq,
+    valid_time,
 )
 from huiyi.sources.frames import CORRUPT_FRAME, Line, Unit, ZstdFrames, all_lines, jsonl_lines
+from huiyi.sources.jsonl import clean_text
 
 __all__ = [
     "BAD_SURFACE_OP",
@@ -176,7 +187,7 @@ class DshReader:
                 units = jsonl_lines(file, offset)
             for lines, end in units:
                 for raw in lines:
-                    fold.line(raw)
+                    take_record(fold.line, raw, result.skipped)
                     if fold.refused:
                         break
                 result.offset = end
@@ -231,20 +242,25 @@ def pending_tool_calls(path: Path) -> list[tuple[str, str]]:
             if raw is None or not any(marker in raw for marker in _PENDING_MARKERS):
                 continue
             obj = _loads(raw)
-            if obj is None:
-                continue
-            kind, data = obj.get("type"), _dict(obj.get("data"))
-            if kind == "tool/call":
-                call_id = _call_id(data) or f"#seq{obj.get('seq')}"
-                pending.pop(call_id, None)
-                pending[call_id] = (_str(data.get("name")), _arguments(data.get("arguments")))
-            elif kind == "tool/result":
-                pending.pop(_tool_result(data)[0] or "", None)
-            elif kind in _TURN_BOUNDARIES:
-                pending.clear()
+            if obj is not None:
+                take_record(partial(_pending_step, pending), obj, Counter())
     except OSError:
         return []
     return list(pending.values())
+
+
+def _pending_step(pending: dict[str, tuple[str, str]], obj: dict[str, Any]) -> None:
+    """What one line of a log does to the calls waiting for their result (read whole first)."""
+    kind, data = obj.get("type"), _dict(obj.get("data"))
+    if kind == "tool/call":
+        call_id = _call_id(data) or f"#seq{obj.get('seq')}"
+        call = (_str(data.get("name")), _arguments(data.get("arguments")))
+        pending.pop(call_id, None)
+        pending[call_id] = call
+    elif kind == "tool/result":
+        pending.pop(_tool_result(data)[0] or "", None)
+    elif isinstance(kind, str) and kind in _TURN_BOUNDARIES:
+        pending.clear()
 
 
 def pending_tool_call(path: Path) -> tuple[str, str] | None:
@@ -294,6 +310,10 @@ class _Parts:
     text: str
     injected: bool = False
     tool_name: str | None = None
+    #: (call id, tool name) of the calls it made, for naming their results later
+    calls: tuple[tuple[str | None, str], ...] = ()
+    #: a `session/title` whose title is no string
+    title_unreadable: bool = False
 
 
 class _Fold:
@@ -366,8 +386,8 @@ class _Fold:
     def line(self, raw: Line) -> None:
         if raw is not None and not raw.strip():
             return
-        self.touched = True
         obj = self._parse(raw)
+        self.touched = True
         if self.session is None:
             self._header(obj)
         elif obj is not None:
@@ -384,7 +404,7 @@ class _Fold:
             return None
         try:
             obj = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):  # too deep to parse is no JSON we can use
             self.skipped[INVALID_JSON] += 1
             return None
         if not isinstance(obj, dict):
@@ -401,15 +421,17 @@ class _Fold:
         version = obj.get("version", 0)
         if version != 0:
             self.skipped[UNSUPPORTED_VERSION] += 1
+            shown = repr(version)[:40] if isinstance(version, int | float | str) else "(none)"
             self.refused = (
-                f"{self.path} uses DSH session format version {version!r}; huiyi reads version 0"
+                f"{self.path} uses DSH session format version {shown}; huiyi reads version 0"
             )
             return
         depth = _int(obj.get("delegationDepth"), 0)
+        created = obj.get("createdAt")
         self.session = {
             "id": _opt_str(obj.get("id")) or self.path.parent.name,
             "cwd": _opt_str(obj.get("cwd")),
-            "created": obj.get("createdAt") if _is_int(obj.get("createdAt")) else None,
+            "created": valid_time(_int(created, -1)),
             "parent": _opt_str(obj.get("parentSession")),
             "subagent": obj.get("origin") == "subagent" or depth >= 1,
             "seed": max(_int(obj.get("seedLength"), 0), 0),
@@ -424,24 +446,28 @@ class _Fold:
         if kind in _CHUNK_ROWS:
             members = data.get(_CHUNK_ROWS[kind])
             count = len(members) if isinstance(members, list) else 0
-            self.next_seq = max(self.next_seq, _int(obj.get("seq0"), self.next_seq) + count)
+            end = valid_seq(_seq(obj.get("seq0"), self.next_seq) + count)
+            self.next_seq = max(self.next_seq, end)
             return
-        seq = _int(obj.get("seq"), self.next_seq)
+        # the event is read whole (seq, time, what its handler finds) before the fold changes
+        seq = _seq(obj.get("seq"), self.next_seq)
+        time = _time(obj.get("time"), self.last_time)
+        handler = None if kind in _IGNORED else self._handlers.get(kind)
+        parts = handler(data) if handler is not None else None
         self.next_seq = max(self.next_seq, seq + 1)
-        time = _int(obj.get("time"), self.last_time)
         self.last_time = max(self.last_time, time)
         seeded = seq < self.seed
         if not seeded and kind != "session/end-seed":
             self.updated = time if self.updated is None else max(self.updated, time)
         if kind in _IGNORED:
             return
-        handler = self._handlers.get(kind)
         if handler is None:
             # DSH marks an event that older readers may skip with `"ignorable": true`
             if obj.get("ignorable") is not True:
                 self.skipped[BAD_RECORD if kind == "session" else UNKNOWN_TYPE] += 1
             return
-        parts = handler(data)
+        if parts is not None:
+            self._take(parts)
         emitted = not seeded and parts is not None and bool(parts.text.strip())
         surface = Surface.LOG_ONLY
         if kind in _SURFACE_TYPES:
@@ -481,6 +507,16 @@ class _Fold:
         self.skipped[BAD_SURFACE_OP] += 1
         self.surface.append(seq)
 
+    def _take(self, parts: _Parts) -> None:
+        """What an event teaches beyond its text: the names of its calls, the title."""
+        for call_id, name in parts.calls:
+            self._remember(call_id, name)
+        if parts.kind is Kind.TITLE:
+            if parts.title_unreadable:
+                self.title_unreadable = True
+            else:
+                self.title, self.title_unreadable = parts.text, False
+
     def _shadow(self, seq: int) -> None:
         if seq in self.events:
             self.events[seq].surface = Surface.SHADOWED
@@ -497,7 +533,7 @@ class _Fold:
         while len(self.calls) > _MAX_CALL_IDS:
             del self.calls[next(iter(self.calls))]
 
-    # -- one handler per indexed event type
+    # -- one handler per indexed event type: what `data` says, read without changing the fold
 
     def _user(self, data: dict[str, Any]) -> _Parts:
         source = data.get("source")
@@ -512,32 +548,38 @@ class _Fold:
         content = (message if isinstance(message, dict) else data).get("content")
         texts = _texts(content)
         calls: list[tuple[str, str]] = []
+        ids: list[tuple[str | None, str]] = []
         for block in content if isinstance(content, list) else []:
             if isinstance(block, dict) and block.get("type") == "tool-call":
                 name = _str(block.get("name"))
-                self._remember(_opt_str(block.get("id")), name)
+                ids.append((_opt_str(block.get("id")), name))
                 calls.append((name, _arguments(block.get("arguments"))))
         if any(text.strip() for text in texts):
             text = "\n".join(texts)
             if calls:  # keep the calls, after the text, one stable line each
                 text += "\n\n" + "\n".join(tool_call_line(n, a) for n, a in calls)
-            return _Parts(Kind.ASSISTANT, "assistant", text)
+            return _Parts(Kind.ASSISTANT, "assistant", text, calls=tuple(ids))
         if calls:
             text = "\n".join(f"{name} {arguments}".strip() for name, arguments in calls)
-            return _Parts(Kind.TOOL_CALL, "assistant", text, tool_name=calls[0][0] or None)
+            first = calls[0][0] or None
+            return _Parts(Kind.TOOL_CALL, "assistant", text, tool_name=first, calls=tuple(ids))
         return None
 
     def _tool_call(self, data: dict[str, Any]) -> _Parts:
         name = _str(data.get("name"))
-        self._remember(_call_id(data), name)
         text = f"{name} {_arguments(data.get('arguments'))}".strip()
-        return _Parts(Kind.TOOL_CALL, "assistant", text, tool_name=name or None)
+        calls = ((_call_id(data), name),)
+        return _Parts(Kind.TOOL_CALL, "assistant", text, tool_name=name or None, calls=calls)
 
     def _tool_result(self, data: dict[str, Any]) -> _Parts:
         call_id, texts = _tool_result(data)
         error = data.get("error")
         if isinstance(error, dict):
-            details = [str(error[key]) for key in ("name", "code") if error.get(key) is not None]
+            details = [
+                clean_text(str(error[key]))
+                for key in ("name", "code")
+                if error.get(key) is not None
+            ]
             if details:
                 texts.append("error: " + " ".join(details))
         name = self.calls.get(call_id) if call_id else None
@@ -546,13 +588,11 @@ class _Fold:
     def _summary(self, data: dict[str, Any]) -> _Parts:
         return _Parts(Kind.SUMMARY, "system", "\n".join(_texts(data.get("summary"))))
 
-    def _title(self, data: dict[str, Any]) -> _Parts | None:
+    def _title(self, data: dict[str, Any]) -> _Parts:
         title = data.get("title")
         if not isinstance(title, str):
-            self.title_unreadable = True
-            return None
-        self.title, self.title_unreadable = title, False
-        return _Parts(Kind.TITLE, "system", title)
+            return _Parts(Kind.TITLE, "system", "", title_unreadable=True)
+        return _Parts(Kind.TITLE, "system", clean_text(title))
 
     def _todos(self, data: dict[str, Any]) -> _Parts:
         todos = data.get("todos")
@@ -604,11 +644,10 @@ def split_tool_calls(text: str) -> tuple[str, list[tuple[str, str]]]:
 
 def _shorten_arguments(raw: str) -> str:
     try:
-        value = json.loads(raw)
-    except ValueError:
+        return json.dumps(_shorten_values(json.loads(raw)), ensure_ascii=False)
+    except (ValueError, RecursionError):  # no JSON, or too deep to walk: shorten it as text
         flat = " ".join(raw.split())
         return flat if len(flat) <= _CALL_ARGS_CHARS else flat[: _CALL_ARGS_CHARS - 1] + "…"
-    return json.dumps(_shorten_values(value), ensure_ascii=False)
 
 
 def _shorten_values(value: Any) -> Any:
@@ -627,7 +666,7 @@ def _shorten_values(value: Any) -> Any:
 def _loads(raw: bytes) -> dict[str, Any] | None:
     try:
         obj = json.loads(raw)
-    except ValueError:  # includes UnicodeDecodeError
+    except (ValueError, RecursionError):  # ValueError includes UnicodeDecodeError
         return None
     return obj if isinstance(obj, dict) else None
 
@@ -635,15 +674,15 @@ def _loads(raw: bytes) -> dict[str, Any] | None:
 def _texts(content: Any) -> list[str]:
     """The text of a content value: a bare string, or the `text` blocks of a block list."""
     if isinstance(content, str):
-        return [content]
+        return [clean_text(content)]
     texts: list[str] = []
     for block in content if isinstance(content, list) else []:
         if isinstance(block, str):
-            texts.append(block)
+            texts.append(clean_text(block))
         elif isinstance(block, dict) and block.get("type", "text") == "text":
             text = block.get("text")
             if isinstance(text, str):
-                texts.append(text)
+                texts.append(clean_text(text))
     return texts
 
 
@@ -672,7 +711,7 @@ def _arguments(value: Any) -> str:
     """Tool arguments as the raw JSON string DSH logs (re-encoded if they came parsed)."""
     if value is None:
         return ""
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return clean_text(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -680,11 +719,13 @@ def _dict(value: Any) -> dict[str, Any]:
 
 
 def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
+    """A string field, its lone surrogates replaced (`jsonl.clean_text`); else ""."""
+    return clean_text(value) if isinstance(value, str) else ""
 
 
 def _opt_str(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
+    """A non-empty string field, cleaned like `_str`; else None."""
+    return clean_text(value) if isinstance(value, str) and value else None
 
 
 def _is_int(value: Any) -> bool:
@@ -693,3 +734,24 @@ def _is_int(value: Any) -> bool:
 
 def _int(value: Any, default: int) -> int:
     return int(value) if _is_int(value) else default
+
+
+def _seq(value: Any, default: int) -> int:
+    """An event's seq: `value`, or `default` (the next expected) when there is none. A seq
+    that is no integer in 0..`MAX_SEQ` raises, which skips the line as malformed."""
+    if value is None:
+        return valid_seq(default)
+    if not _is_int(value):
+        raise TypeError(f"seq is a {type(value).__name__}, not an integer")
+    return valid_seq(value)
+
+
+def _time(value: Any, default: int) -> int:
+    """An event's time: `value`, or `default` (the last time seen) when there is none. A time
+    that is no integer epoch ms of 1970..9999 raises, which skips the line as malformed."""
+    if value is None:
+        return default
+    time = valid_time(value) if _is_int(value) else None
+    if time is None:
+        raise ValueError("time is not epoch milliseconds of 1970..9999")
+    return time

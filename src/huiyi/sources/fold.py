@@ -3,7 +3,10 @@
 A reader's format module supplies a *fold*: an object built from the cursor `state` of the
 previous read, fed this read's records one by one, then asked for the `state` to keep and the
 `chunks` to index (`SessionFold`). `JsonlReader` runs that loop over `JsonLines` once for all
-three, so a format module is only about its records.
+three, so a format module is only about its records. Each record goes through
+`base.take_record`, so `feed` takes everything it needs from a record before it changes
+anything: a record that raises half way is skipped as `malformed-record` and leaves the fold
+as it was.
 
 The memory a fold keeps between reads of one file has one home per shape:
 
@@ -34,8 +37,15 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from huiyi.model import Event, Kind, SessionUpdate, Surface
-from huiyi.sources.base import Cursor, ReadResult, SessionChunk, is_own_output, is_own_tool
-from huiyi.sources.jsonl import JsonLines, parse_time, remember
+from huiyi.sources.base import (
+    Cursor,
+    ReadResult,
+    SessionChunk,
+    is_own_output,
+    is_own_tool,
+    take_record,
+)
+from huiyi.sources.jsonl import JsonLines, remember
 
 #: Calls waiting for their result that a read remembers (oldest forgotten first), and the
 #: longest call text remembered: huiyi's tools take short arguments, so a longer call is
@@ -73,12 +83,13 @@ class JsonlReader:
 
     def read(self, path: Path, cursor: Cursor) -> ReadResult:
         """Feed the records after `cursor` through the fold; bad lines are counted by
-        `JsonLines` and unusable records by the fold, so no content makes a read fail."""
+        `JsonLines`, unusable records by the fold and malformed ones by `take_record`, so no
+        content makes a read fail."""
         result = ReadResult(offset=cursor.offset)
         fold = self._fold(path, copy.deepcopy(cursor.state), result.skipped)
         lines = JsonLines(path, cursor.offset, result.skipped)
         for record in lines:
-            fold.feed(record)
+            take_record(fold.feed, record, result.skipped)
         result.offset = lines.offset
         result.state = fold.state()
         result.chunks = fold.chunks()
@@ -178,10 +189,10 @@ class FileSession(News):
     def describe(self, update: SessionUpdate) -> None:
         """Fill in what the format knows beyond cwd and times (title, parent, subagent)."""
 
-    def note_time(self, value: object) -> int:
-        """The time of a record stamped `value`, which widens the session's created..updated;
-        a record without a usable stamp takes the last time known (0 before any)."""
-        time = parse_time(value)
+    def note_time(self, time: int | None) -> int:
+        """The time of a record stamped `time` (`jsonl.parse_time` of its stamp), which widens
+        the session's created..updated; a record without a usable stamp (None) takes the last
+        time known (0 before any)."""
         if time is None:
             return self.updated or self.created or 0
         if self.created is None:

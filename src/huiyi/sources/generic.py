@@ -18,11 +18,12 @@ import hashlib
 import os
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 from huiyi.model import Kind, SessionUpdate, Surface
-from huiyi.sources.base import BAD_RECORD, UNKNOWN_TYPE, SessionChunk
+from huiyi.sources.base import BAD_RECORD, MAX_SEQ, UNKNOWN_TYPE, SessionChunk, valid_seq
 from huiyi.sources.fold import JsonlReader, News
 from huiyi.sources.jsonl import as_str, clean_text, jsonl_files, parse_time
 
@@ -115,14 +116,18 @@ class _Log:
         if session_id is None:
             self.skipped[BAD_RECORD] += 1
             return
+        cwd = as_str(record.get("cwd"))
+        title = as_str(record.get("title"))
+        created = parse_generic_time(record.get("created"))
+        parent = as_str(record.get("parent"))
+        subagent = record.get("subagent")
         self.current = session_id
-        news = self._session(session_id, as_str(record.get("cwd")))
-        update = news.update
-        update.title = as_str(record.get("title")) or update.title
-        update.created = parse_generic_time(record.get("created")) or update.created
-        update.parent = as_str(record.get("parent")) or update.parent
-        if isinstance(record.get("subagent"), bool):
-            update.is_subagent = record["subagent"]
+        update = self._session(session_id, cwd).update
+        update.title = title or update.title
+        update.created = created or update.created
+        update.parent = parent or update.parent
+        if isinstance(subagent, bool):
+            update.is_subagent = subagent
 
     def _message(self, record: dict[str, Any]) -> None:
         role = record.get("role")
@@ -142,33 +147,47 @@ class _Log:
         if isinstance(record.get("injected"), bool):
             injected = record["injected"]
         surface = Surface.SHADOWED if record.get("compacted") is True else Surface.CURRENT
-        news = self._target(record)
-        if news is None:
+        place = self._place(record)
+        if place is None:
+            self.skipped[BAD_RECORD] += 1
             return
-        self._add(news, record, kind, role, clean_text(text), injected=injected, surface=surface)
+        news = self._session(place.session, place.cwd)
+        self._add(news, place, kind, role, clean_text(text), injected=injected, surface=surface)
 
     def _compaction(self, record: dict[str, Any]) -> None:
-        news = self._target(record)
-        if news is None:
-            return
-        seq = self._seq(news.update.id, record, consume=False)
-        if seq is None:
-            return
-        news.shadow_before = max(seq, news.shadow_before or 0)
         summary = record.get("summary")
+        place = self._place(record)
+        if place is None:
+            self.skipped[BAD_RECORD] += 1
+            return
+        news = self._session(place.session, place.cwd)
+        news.shadow_before = max(place.seq, news.shadow_before or 0)
         if isinstance(summary, str):
-            self._add(news, record, Kind.SUMMARY, "user", clean_text(summary), injected=True)
+            self._add(news, place, Kind.SUMMARY, "user", clean_text(summary), injected=True)
 
     # -- helpers ---------------------------------------------------------------------------
 
-    def _target(self, record: dict[str, Any]) -> _News | None:
-        """The session a message or compaction line belongs to."""
+    def _place(self, record: dict[str, Any]) -> _Place | None:
+        """Where a message or compaction line goes, read whole before anything changes (see
+        `base.take_record`); None when its `session` or `seq` cannot be used."""
         session = record.get("session")
+        given = record.get("seq")
         if session is not None and as_str(session) is None:
-            self.skipped[BAD_RECORD] += 1
+            return None
+        if given is not None and not (
+            isinstance(given, int) and not isinstance(given, bool) and 0 <= given <= MAX_SEQ
+        ):
             return None
         session_id = as_str(session) or self.current or default_session_id(self.path)
-        return self._session(session_id, as_str(record.get("cwd")))
+        seq = valid_seq(self.next_seq.get(session_id, 0)) if given is None else given
+        return _Place(
+            session=session_id,
+            cwd=as_str(record.get("cwd")),
+            seq=seq,
+            time=parse_generic_time(record.get("time")),
+            tool=as_str(record.get("tool")),
+            uid=as_str(record.get("uid")),
+        )
 
     def _session(self, session_id: str, cwd: str | None) -> _News:
         news = self.news.get(session_id)
@@ -182,21 +201,7 @@ class _Log:
             news.update.cwd = cwd
         return news
 
-    def _seq(self, session_id: str, record: dict[str, Any], *, consume: bool) -> int | None:
-        given = record.get("seq")
-        if given is None:
-            seq = self.next_seq[session_id]
-        elif isinstance(given, int) and not isinstance(given, bool) and given >= 0:
-            seq = given
-        else:
-            self.skipped[BAD_RECORD] += 1
-            return None
-        if consume:
-            self.next_seq[session_id] = max(self.next_seq[session_id], seq + 1)
-        return seq
-
-    def _time(self, record: dict[str, Any]) -> int:
-        time = parse_generic_time(record.get("time"))
+    def _time(self, time: int | None) -> int:
         if time is None:
             time = self.last_time
         if time is None:  # no time anywhere yet: the file's age is the best guess
@@ -207,7 +212,7 @@ class _Log:
     def _add(
         self,
         news: _News,
-        record: dict[str, Any],
+        place: _Place,
         kind: Kind,
         role: str,
         text: str,
@@ -217,21 +222,33 @@ class _Log:
     ) -> None:
         if not text.strip():
             return
-        seq = self._seq(news.update.id, record, consume=True)
-        if seq is None:
-            return
-        time = self._time(record)
+        session_id = news.update.id
+        self.next_seq[session_id] = max(self.next_seq[session_id], place.seq + 1)
+        time = self._time(place.time)
         update = news.update
         update.created = min(time, update.created) if update.created is not None else time
         update.updated = max(time, update.updated) if update.updated is not None else time
         news.add(
-            seq,
+            place.seq,
             time,
             kind,
             role,
             text,
             injected=injected,
-            tool_name=as_str(record.get("tool")),
-            uid=as_str(record.get("uid")),
+            tool_name=place.tool,
+            uid=place.uid,
             surface=surface,
         )
+
+
+@dataclass(slots=True)
+class _Place:
+    """Where a message or compaction line goes: its session and cwd, its seq (given, or the
+    session's next), its time (None: the previous line's), its tool and uid."""
+
+    session: str
+    cwd: str | None
+    seq: int
+    time: int | None
+    tool: str | None
+    uid: str | None

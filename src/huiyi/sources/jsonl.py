@@ -33,6 +33,7 @@ from huiyi.sources.base import (
     INVALID_UTF8,
     LINE_TOO_LONG,
     MAX_LINE_BYTES,
+    valid_time,
 )
 
 _BLOCK = 1 << 20
@@ -125,20 +126,21 @@ def jsonl_files(root: Path, *, prefix: str = "") -> Iterator[Path]:
 
 
 def parse_time(value: object) -> int | None:
-    """Epoch milliseconds from an ISO 8601 string (naive means UTC) or from epoch ms."""
+    """Epoch milliseconds from an ISO 8601 string (naive means UTC) or from epoch ms; None for
+    anything else, and for a time outside what the index keeps (`base.valid_time`)."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
-        return int(value) if value == value and abs(value) < 1e16 else None
+        return valid_time(value)
     if not isinstance(value, str) or not value.strip():
         return None
     try:
         moment = datetime.fromisoformat(value.strip())
-    except ValueError:
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        return valid_time(moment.timestamp() * 1000)
+    except (ValueError, OverflowError):
         return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return int(moment.timestamp() * 1000)
 
 
 def clean_text(value: str) -> str:
