@@ -519,3 +519,31 @@ def test_any_value_in_any_field_of_a_dsh_header_refuses_the_file_or_reads_it(
             assert FIRST in texts and LAST in texts
         read_header(file)  # the lookups the MCP server makes survive it too
         pending_tool_calls(file)
+
+
+def test_a_compacted_call_nested_too_deep_still_gives_the_skeleton(isolated_home: Path) -> None:
+    """Recall without a query reads compacted calls' arguments: one nested past Python's
+    recursion limit is shown as text, not an error."""
+
+    cwd = isolated_home / "acme"
+    (cwd / ".git").mkdir(parents=True)
+    deep = "[" * 5000 + "]" * 5000
+    session = "session-deep0000-1111-4222-8333-444455556666"
+    dsh.write_session(
+        isolated_home / ".dsh",
+        str(cwd),
+        [
+            [
+                dsh.user(1, "zanzibar first"),
+                dsh.assistant(2, calls=[("c1", "bash", deep)]),
+                dsh.tool_result(3, "c1", "ok"),
+            ],
+            dsh.compaction(4, "Earlier: zanzibar.", start=1, end=3),
+            [dsh.user(8, "继续")],
+        ],
+        session_id=session,
+    )
+    with Huiyi() as hy:
+        hy.index()
+        text = hy.recall(CallerContext(str(cwd), session)).history().text
+    assert "what compaction removed" in text and "zanzibar first" in text

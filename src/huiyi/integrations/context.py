@@ -132,7 +132,7 @@ def same_arguments(logged: object, given: Mapping[str, Any] | None) -> bool:
         else:
             try:
                 logged = json.loads(logged)
-            except ValueError:
+            except (ValueError, RecursionError):
                 return False
     if logged is None:
         logged = {}
@@ -265,7 +265,7 @@ def _tail_records(path: Path, max_bytes: int = CLAUDE_TAIL_BYTES) -> list[dict[s
     for line in lines:
         try:
             record = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(record, dict):
             records.append(record)

@@ -116,7 +116,7 @@ def _target(arguments: str) -> str:
         return ""
     try:
         args = json.loads(arguments)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested too deep to read
         return one_line(arguments, 60)
     if not isinstance(args, dict):
         return ""
@@ -149,7 +149,7 @@ def _logged_calls(text: str) -> list[tuple[str, str]]:
             j += 1
         try:
             _, end = decoder.raw_decode(text, j)
-        except ValueError:
+        except (ValueError, RecursionError):
             end = text.find("\n", j)
             end = len(text) if end < 0 else end
         calls.append((name, text[j:end].strip()))
