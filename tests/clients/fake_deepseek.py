@@ -37,16 +37,15 @@ import threading
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 from tests.clients.fake_model import (
     EXHAUSTED_REPLY,
     Recorded,
+    RecordingHandler,
     Reply,
     ToolCall,
-    _chunked,
     _TCPServer,
     _UnixServer,
 )
@@ -342,65 +341,13 @@ class FakeDeepSeek:
         }
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(RecordingHandler):
     server_version = "huiyi-fake-deepseek/1"
-    server: Any
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
+    recorded_type = DsRecorded
 
     @property
     def fake(self) -> FakeDeepSeek:
         return self.server.fake  # type: ignore[no-any-return]
-
-    def _body(self) -> bytes:
-        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-            return _chunked(self.rfile)
-        return self.rfile.read(int(self.headers.get("Content-Length") or 0))
-
-    def _send(self, status: int, payload: bytes, content_type: str) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(payload)))
-        self.send_header("x-request-id", self.fake.new_id("req-"))
-        self.end_headers()
-        self.wfile.write(payload)
-        self.wfile.flush()
-
-    def _json(self, status: int, data: object) -> None:
-        self._send(status, json.dumps(data, ensure_ascii=False).encode(), "application/json")
-
-    def _record(self, raw: bytes) -> DsRecorded:
-        try:
-            body = json.loads(raw) if raw else None
-        except ValueError:
-            body = None
-        entry = DsRecorded(
-            method=self.command,
-            path=self.path,
-            headers={k.lower(): v for k, v in self.headers.items()},
-            body=body,
-            raw=raw,
-            at=time.time(),
-        )
-        self.fake.record(entry)
-        return entry
-
-    def _proxied(self) -> bool:
-        if self.command != "CONNECT" and not self.path.startswith(("http://", "https://")):
-            return False
-        with self.fake._lock:
-            self.fake.proxy_attempts.append(f"{self.command} {self.path}")
-        self.close_connection = True
-        self.send_response(403, "no traffic leaves this test")
-        self.send_header("Content-Length", "0")
-        self.send_header("Connection", "close")
-        self.end_headers()
-        return True
-
-    def do_CONNECT(self) -> None:
-        self._proxied()
 
     def do_GET(self) -> None:
         if self._proxied():

@@ -443,17 +443,21 @@ class FakeModel:
         return sse(events)
 
 
-class _Handler(BaseHTTPRequestHandler):
+class RecordingHandler(BaseHTTPRequestHandler):
+    """What every fake server's handler shares: quiet logs, the request body, replies,
+    recording each request (as `recorded_type`) and refusing proxy requests."""
+
     protocol_version = "HTTP/1.1"
     server_version = "huiyi-fake-model/1"
     server: Any
+    recorded_type: type[Recorded] = Recorded
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
     @property
-    def fake(self) -> FakeModel:
-        return self.server.fake  # type: ignore[no-any-return]
+    def fake(self) -> Any:
+        return self.server.fake
 
     # -- plumbing --------------------------------------------------------------------------
 
@@ -477,12 +481,12 @@ class _Handler(BaseHTTPRequestHandler):
     def _json(self, status: int, data: object) -> None:
         self._send(status, json.dumps(data, ensure_ascii=False).encode(), "application/json")
 
-    def _record(self, raw: bytes) -> Recorded:
+    def _record(self, raw: bytes) -> Any:
         try:
             body = json.loads(raw) if raw else None
         except ValueError:
             body = None
-        entry = Recorded(
+        entry = self.recorded_type(
             method=self.command,
             path=self.path,
             headers={k.lower(): v for k, v in self.headers.items()},
@@ -506,10 +510,16 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         return True
 
-    # -- verbs -----------------------------------------------------------------------------
-
     def do_CONNECT(self) -> None:
         self._proxied()
+
+
+class _Handler(RecordingHandler):
+    @property
+    def fake(self) -> FakeModel:
+        return self.server.fake  # type: ignore[no-any-return]
+
+    # -- verbs -----------------------------------------------------------------------------
 
     def do_HEAD(self) -> None:
         if not self._proxied():
