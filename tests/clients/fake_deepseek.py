@@ -30,10 +30,7 @@ Standard library only. Listens on 127.0.0.1 at a free port and, optionally, on a
 
 from __future__ import annotations
 
-import contextlib
-import itertools
 import json
-import threading
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -45,9 +42,8 @@ from tests.clients.fake_model import (
     Recorded,
     RecordingHandler,
     Reply,
+    ServedFake,
     ToolCall,
-    _TCPServer,
-    _UnixServer,
 )
 
 __all__ = ["OVERFLOW_MESSAGE", "DsTurn", "FakeDeepSeek", "Reply", "Say", "ToolCall"]
@@ -115,7 +111,7 @@ class _Answer:
     reasoning: str = ""
 
 
-class FakeDeepSeek:
+class FakeDeepSeek(ServedFake):
     """The server. Use as a context manager, or `start()` / `stop()`."""
 
     def __init__(
@@ -127,58 +123,9 @@ class FakeDeepSeek:
         titles: Iterable[str] = (),
         summaries: Iterable[str] = (),
     ) -> None:
-        self._lock = threading.Lock()
-        self._ids = itertools.count(1)
-        self.unix_socket = unix_socket
+        super().__init__(unix_socket=unix_socket)
         self.requests: list[DsRecorded] = []
-        self.proxy_attempts: list[str] = []
-        self._servers: list[Any] = []
-        self._threads: list[threading.Thread] = []
-        self.port = 0
         self.set_script(script, context_chars=context_chars, titles=titles, summaries=summaries)
-
-    # -- life cycle ------------------------------------------------------------------------
-
-    def start(self) -> FakeDeepSeek:
-        tcp = _TCPServer(("127.0.0.1", 0), _Handler)
-        tcp.fake = self  # type: ignore[assignment]
-        self.port = tcp.server_address[1]
-        self._servers.append(tcp)
-        if self.unix_socket is not None:
-            with contextlib.suppress(FileNotFoundError):
-                self.unix_socket.unlink()
-            unix = _UnixServer(str(self.unix_socket), _Handler)
-            unix.fake = self  # type: ignore[assignment]
-            self._servers.append(unix)
-        for server in self._servers:
-            thread = threading.Thread(
-                target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-            )
-            thread.start()
-            self._threads.append(thread)
-        return self
-
-    def stop(self) -> None:
-        for server in self._servers:
-            server.shutdown()
-            server.server_close()
-        for thread in self._threads:
-            thread.join(timeout=5)
-        self._servers.clear()
-        self._threads.clear()
-        if self.unix_socket is not None:
-            with contextlib.suppress(FileNotFoundError):
-                self.unix_socket.unlink()
-
-    def __enter__(self) -> FakeDeepSeek:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
 
     # -- script ----------------------------------------------------------------------------
 
@@ -373,3 +320,6 @@ class _Handler(RecordingHandler):
             self._send(200, self.fake.stream(body, answer), "text/event-stream")
         else:
             self._json(200, self.fake.completion(body, answer))
+
+
+FakeDeepSeek.handler = _Handler

@@ -33,7 +33,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 
 @dataclass(frozen=True)
@@ -126,15 +126,16 @@ def _estimate_tokens(body: Any) -> int:
     return max(1, len(json.dumps(body, ensure_ascii=False)) // 4)
 
 
-class FakeModel:
-    """The server. Use as a context manager, or `start()` / `stop()`."""
+class ServedFake:
+    """A fake server's life cycle: one HTTP server on 127.0.0.1 (and, when asked, one on a
+    Unix socket), each on its own thread, answering through `handler`. Use as a context
+    manager, or `start()` / `stop()`."""
 
-    def __init__(self, script: Iterable[Turn] = (), *, unix_socket: Path | None = None) -> None:
+    handler: type[BaseHTTPRequestHandler]
+
+    def __init__(self, *, unix_socket: Path | None = None) -> None:
         self._lock = threading.Lock()
-        self._script: list[Turn] = list(script)
-        self._next = 0
         self._ids = itertools.count(1)
-        self.requests: list[Recorded] = []
         self.proxy_attempts: list[str] = []
         self.unix_socket = unix_socket
         self._servers: list[socketserver.BaseServer] = []
@@ -143,15 +144,15 @@ class FakeModel:
 
     # -- life cycle ------------------------------------------------------------------------
 
-    def start(self) -> FakeModel:
-        tcp = _TCPServer(("127.0.0.1", 0), _Handler)
+    def start(self) -> Self:
+        tcp = _TCPServer(("127.0.0.1", 0), self.handler)
         tcp.fake = self
         self.port = tcp.server_address[1]
         self._servers.append(tcp)
         if self.unix_socket is not None:
             with contextlib.suppress(FileNotFoundError):
                 self.unix_socket.unlink()
-            unix = _UnixServer(str(self.unix_socket), _Handler)
+            unix = _UnixServer(str(self.unix_socket), self.handler)
             unix.fake = self
             self._servers.append(unix)
         for server in self._servers:
@@ -174,7 +175,7 @@ class FakeModel:
             with contextlib.suppress(FileNotFoundError):
                 self.unix_socket.unlink()
 
-    def __enter__(self) -> FakeModel:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -183,6 +184,16 @@ class FakeModel:
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+
+class FakeModel(ServedFake):
+    """The fake Anthropic Messages / OpenAI Responses server that replays a script."""
+
+    def __init__(self, script: Iterable[Turn] = (), *, unix_socket: Path | None = None) -> None:
+        super().__init__(unix_socket=unix_socket)
+        self._script: list[Turn] = list(script)
+        self._next = 0
+        self.requests: list[Recorded] = []
 
     # -- script ----------------------------------------------------------------------------
 
@@ -627,3 +638,6 @@ def tool_names(request: Recorded) -> list[str]:
         elif isinstance(tool.get("function"), dict):
             names.append(tool["function"].get("name", ""))
     return names
+
+
+FakeModel.handler = _Handler
