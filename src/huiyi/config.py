@@ -516,18 +516,18 @@ def _triggers(raw: object, label: str) -> tuple[Trigger, ...]:
         raise SettingsError(f"{label} must be an array of trigger words (got {shown(raw)})")
     if len(found) > MAX_TRIGGERS:
         raise SettingsError(
-            f"{label} may hold at most {MAX_TRIGGERS} trigger words (got {len(found)})"
+            f"{label} must hold at most {MAX_TRIGGERS} trigger words (got {len(found)})"
         )
     seen: set[str] = set()
     for trigger in found:
         word = trigger.word.strip()
         if not word or len(word) > MAX_TRIGGER_CHARS or not word.isprintable():
             raise SettingsError(
-                f"{label}: a trigger word must be 1 to {MAX_TRIGGER_CHARS} printable "
-                f"characters on one line (got {shown(trigger.word)})"
+                f"{label} must hold words of 1 to {MAX_TRIGGER_CHARS} printable characters "
+                f"on one line (got {shown(trigger.word)})"
             )
         if word.casefold() in seen:
-            raise SettingsError(f"{label} names the trigger word {word!r} twice")
+            raise SettingsError(f"{label} must not name a trigger word twice (got {word!r} again)")
         seen.add(word.casefold())
     return tuple(Trigger(t.word.strip(), t.any_case) for t in found)
 

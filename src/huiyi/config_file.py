@@ -53,7 +53,7 @@ class ConfigFile:
 
     def __init__(self, path: Path, text: str, data: dict[str, Any], tables: Collection[str]):
         self.path = path
-        self.lines = text.splitlines()
+        self.lines = text.split("\n")  # TOML ends lines at \n only (not at U+0085, U+2028)
         self.values: dict[str, object] = {}
         for name, value in data.items():
             if name not in tables:
