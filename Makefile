@@ -30,6 +30,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_index.py
 	$(BIN)/python benchmarks/bench_startup.py
 	$(BIN)/python benchmarks/bench_redact.py
+	$(BIN)/python benchmarks/bench_config.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info

@@ -9,7 +9,6 @@ which keeps it a leaf below `huiyi.config`.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import shlex
@@ -54,6 +53,7 @@ class ConfigFile:
     def __init__(self, path: Path, text: str, data: dict[str, Any], tables: Collection[str]):
         self.path = path
         self.lines = text.split("\n")  # TOML ends lines at \n only (not at U+0085, U+2028)
+        self._lines = self._index()
         self.values: dict[str, object] = {}
         for name, value in data.items():
             if name not in tables:
@@ -88,7 +88,17 @@ class ConfigFile:
         return cls(path, text, data, tables)
 
     def line(self, key: str) -> int | None:
-        """The line that sets `key` (or opens its table), None when it cannot be told."""
+        """The line that sets `key` (or an inline table holding it, or opens the table `key`),
+        None when it cannot be told."""
+        parts = key.split(".")
+        for n in range(len(parts), 0, -1):
+            if (line := self._lines.get(".".join(parts[:n]))) is not None:
+                return line
+        return self._lines.get(f"[{key}]")
+
+    def _index(self) -> dict[str, int]:
+        """The first line of each assigned dotted key, and of each table header (`[name]`)."""
+        found: dict[str, int] = {}
         table, in_string = "", False
         for number, text in enumerate(self.lines, 1):
             toggles = text.count('"""') % 2 == 1 or text.count("'''") % 2 == 1
@@ -97,14 +107,11 @@ class ConfigFile:
                 continue
             if header := _HEADER.match(text):
                 table = _dotted(header.group(1))
-                if table == key:
-                    return number
+                found.setdefault(f"[{table}]", number)
             elif assign := _ASSIGN.match(text):
                 name = _dotted(assign.group(1))
-                full = f"{table}.{name}" if table else name
-                if full == key or key.startswith(full + "."):
-                    return number
-        return None
+                found.setdefault(f"{table}.{name}" if table else name, number)
+        return found
 
     def label(self, key: str) -> str:
         """How a message names `key`: `<path> line N: <key>`."""
@@ -162,6 +169,8 @@ def unknown_key(label: str, key: str, known: Mapping[str, str], env_only: Mappin
         or by_variable.get(_snake(key.removeprefix("HUIYI_")))  # `memory.limit`, HUIYI_MEMORY_LIMIT
     )
     if guess is None:
+        import difflib  # only for a message: a start-up without a mistake skips it
+
         close = difflib.get_close_matches(key.casefold(), list(folded), n=1, cutoff=0.6)
         guess = folded[close[0]] if close else None
     if guess is not None:
