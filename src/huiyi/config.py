@@ -19,6 +19,8 @@ entry points looks at the environment. This is the only module that reads `os.en
     HUIYI_EXTRACT_API_KEY       its key, else DEEPSEEK_API_KEY; none turns extraction off
     HUIYI_SERVICE               on: `huiyi mcp` calls go to one warm background service; off:
                                 each `huiyi mcp` serves its calls itself (on)
+    HUIYI_ASK_BEFORE_RECALL     on: confirm a read of other sessions with the user first, where
+                                the MCP client supports elicitation (off)
     DSH_HOME, CLAUDE_CONFIG_DIR, CODEX_HOME, HOME   where the harness logs are
 
 A bad value raises `SettingsError` with one line naming the variable, the value and what is
@@ -201,6 +203,7 @@ class Settings:
                 model=read.text("HUIYI_EXTRACT_MODEL") or DEFAULT_EXTRACT_MODEL,
             ),
             service=read.switch("HUIYI_SERVICE", default=True),
+            ask_before_recall=read.switch("HUIYI_ASK_BEFORE_RECALL", default=False),
         )
 
     def ensure_home(self) -> Path:
