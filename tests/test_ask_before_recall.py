@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -33,6 +34,7 @@ import huiyi
 from huiyi.api import Huiyi
 from huiyi.integrations.ask import WINDOW_SECONDS, Answers, claude_prompt_id
 from huiyi.integrations.context import CallerFinder
+from huiyi.integrations.front import ASK_SECONDS
 from huiyi.integrations.mcp_server import HuiyiMCP
 from huiyi.safety.envelope import notice
 from tests.builders import claude as cb
@@ -41,6 +43,7 @@ from tests.services import stop_services
 from tests.test_http_auth import serving, token_for
 
 SRC = Path(huiyi.__file__).resolve().parent.parent
+DOC = SRC.parent / "docs" / "ask.md"
 OLD = "5f0c2d1e-1111-4222-8333-444455556666"  # an earlier session of the workspace
 NOW = "6a1d3e2f-2222-4333-8444-555566667777"  # the caller's own session
 BETA = "session-bbbbbbbb-1111-4222-8333-944455556666"  # another workspace's session
@@ -449,3 +452,9 @@ def test_http_asks_through_the_sdk(acme: Path, tmp_path: Path) -> None:
     anyio.run(main)
     assert len(user.questions) == 1
     assert OLD_TEXT in answers[0]
+
+
+def test_the_doc_states_the_window_and_the_wait_the_code_uses() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    assert re.findall(r"within (\d+) seconds of your answer", text) == [f"{WINDOW_SECONDS:.0f}"]
+    assert re.findall(r"unanswered for (\d+) s\b", text) == [f"{ASK_SECONDS:.0f}"]

@@ -58,7 +58,9 @@ def claude_run(tmp_path: Path, action: str | None) -> tuple[Run, list[dict[str, 
     if action is not None:
         command = shlex.join([sys.executable, str(ANSWER), str(log), action])
         hooks = {
-            "Elicitation": [{"matcher": "", "hooks": [{"type": "command", "command": command}]}]
+            "Elicitation": [
+                {"matcher": "huiyi", "hooks": [{"type": "command", "command": command}]}
+            ]
         }
         (home / ".claude" / "settings.json").write_text(json.dumps({"hooks": hooks}))
     script: list[Turn] = [
