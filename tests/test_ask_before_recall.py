@@ -30,7 +30,6 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, ElicitRequestParams, ElicitResult, TextContent
 
-import huiyi
 from huiyi.api import Huiyi
 from huiyi.integrations.ask import WINDOW_SECONDS, Answers, claude_prompt_id
 from huiyi.integrations.context import CallerFinder
@@ -40,10 +39,10 @@ from huiyi.safety.envelope import notice
 from tests.builders import claude as cb
 from tests.builders import dsh as b
 from tests.services import stop_services
+from tests.test_front import env_of
 from tests.test_http_auth import serving, token_for
 
-SRC = Path(huiyi.__file__).resolve().parent.parent
-DOC = SRC.parent / "docs" / "ask.md"
+DOC = Path(__file__).resolve().parents[1] / "docs" / "ask.md"
 OLD = "5f0c2d1e-1111-4222-8333-444455556666"  # an earlier session of the workspace
 NOW = "6a1d3e2f-2222-4333-8444-555566667777"  # the caller's own session
 BETA = "session-bbbbbbbb-1111-4222-8333-944455556666"  # another workspace's session
@@ -380,17 +379,7 @@ def test_the_stdio_front_asks_through_its_client_with_and_without_the_service(
     acme: Path, service: str
 ) -> None:
     home = Path(os.environ["HOME"])
-    env = {
-        "PATH": os.environ.get("PATH", ""),
-        "HOME": str(home),
-        "HUIYI_HOME": str(home / ".huiyi"),
-        "DSH_HOME": str(home / ".dsh"),
-        "CODEX_HOME": str(home / ".codex"),
-        "HUIYI_EMBEDDER": "fake",
-        "HUIYI_ASK_BEFORE_RECALL": "on",
-        "HUIYI_SERVICE": service,
-        "PYTHONPATH": str(SRC),
-    }
+    env = env_of(home, HUIYI_ASK_BEFORE_RECALL="on", HUIYI_SERVICE=service)
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "huiyi", "mcp"], env=env, cwd=str(acme)
     )

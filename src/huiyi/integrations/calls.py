@@ -329,9 +329,9 @@ class Calls:
         finder: CallerFinder,
         ask: Ask | None,
     ) -> asking.Action:
-        """ "accept" when the recall call may run: ask-before-recall is off, the client cannot
-        be asked, the call shows only the caller's own session, or the user allowed it for
-        this reply (asked now, or earlier in the same reply). Else "decline" or "cancel"."""
+        """Whether the recall call may run: "accept" when ask-before-recall is off, the client
+        cannot be asked, the call shows only the caller's own session, or the user allowed it
+        for this reply (asked now, or earlier in the same reply); else "decline" or "cancel"."""
         if not self.hy.settings.ask_before_recall or ask is None:
             return "accept"
 
@@ -344,9 +344,12 @@ class Calls:
             return "accept"
         key, lasts = asking.reply_key(call.meta, caller, call.client, finder.claude_dirs)
         action = self.answers.claim(key, lasts)
-        if action is None:
-            # the user's answer, asked off the SQLite worker
-            action = asking.action_of(ask(deliver_error(message)))
+        if action is not None:
+            return action
+        action = "cancel"  # also when asking fails: the other calls of the reply stop waiting
+        try:
+            action = asking.action_of(ask(deliver_error(message)))  # off the SQLite worker
+        finally:
             self.answers.give(key, action, lasts)
         return action
 
