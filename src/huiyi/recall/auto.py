@@ -28,7 +28,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from huiyi.config import Trigger
-from huiyi.model import CONVERSATION_KINDS, Event, Kind, Surface
+from huiyi.model import CONVERSATION_KINDS, Event, Kind, Surface, kinds_to_read
 from huiyi.recall.gate import Decision, Evidence, Fire, Fragment, decide, joined
 from huiyi.recall.render import clean, one_line, when
 from huiyi.recall.scope import CallerContext, Scope
@@ -53,6 +53,9 @@ TOPIC_MESSAGES = 6
 #: ... each cut to this many characters
 TOPIC_CHARS = 280
 _CONVERSATION = tuple(sorted(k.value for k in CONVERSATION_KINDS))
+_TEXT_KINDS = kinds_to_read(include_tools=True)
+#: the probe weighs a hit together with this many events on each side of it
+WINDOW = 2
 
 
 class HistoryProbe:
@@ -90,22 +93,38 @@ class HistoryProbe:
                 seconds=PROBE_SECONDS / len(places),
             )
             for hit in result.hits:
-                event = self._event(hit.session_id, hit.seq)
-                if event is None or is_own_output(event.text):
+                window = self._window(hit.session_id, hit.seq, compacted_only=compacted_only)
+                if not window:
                     continue
-                if compacted_only and event.surface != Surface.SHADOWED:
-                    continue
-                share, found = fragment.coverage(set(tokens(event.text)))
+                share, found = fragment.coverage({t for e in window for t in tokens(e.text)})
                 if best is None or share > best.coverage:
                     best = Evidence(hit.session_id, hit.seq, round(share, 3), found)
         return best
 
-    def _event(self, session_id: str, seq: int) -> Event | None:
+    def _window(self, session_id: str, seq: int, *, compacted_only: bool) -> list[Event]:
+        """The hit's event and its neighbours: a topic spans a few messages ("the race in
+        reserve_inventory" is one message's race and the previous one's function). Empty
+        when the hit itself may not count (huiyi's own output, or not yet compacted)."""
         row = queries.session_by_id(self.conn, session_id)
         if row is None:
-            return None
-        found = queries.events(self.conn, row.sid, session_id, from_seq=seq, to_seq=seq)
-        return next(iter(found), None)
+            return []
+        around = queries.events_around(
+            self.conn,
+            row.sid,
+            session_id,
+            seq,
+            before=WINDOW,
+            after=WINDOW,
+            kinds=_TEXT_KINDS,
+        )
+        usable = [
+            e
+            for e in around
+            if not (e.injected and e.kind is not Kind.SUMMARY)
+            and not is_own_output(e.text)
+            and (not compacted_only or e.surface == Surface.SHADOWED)
+        ]
+        return usable if any(e.seq == seq for e in usable) else []
 
 
 def decide_prompt(recall: Recall, prompt: str, triggers: Sequence[Trigger]) -> Decision:

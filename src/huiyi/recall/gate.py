@@ -23,13 +23,14 @@ Each `Decision` carries `why`, a line a person can read to see which rule fired.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
 from huiyi.config import Trigger
 from huiyi.recall.triggers import find_trigger
-from huiyi.text.tokenize import CJK_CLASS, STOPWORDS, normalize, terms
+from huiyi.text.tokenize import CJK_CLASS, STOPWORDS, terms
 
 __all__ = [
     "BACKREF_PHRASES",
@@ -65,23 +66,32 @@ class Fragment:
     units: tuple[tuple[str, ...], ...]
 
     def coverage(self, passage_tokens: set[str]) -> tuple[float, tuple[str, ...]]:
-        """Share of the fragment a passage holds, and the units it holds (at least half of).
+        """Share of the fragment's units a passage holds, and the units it holds.
 
-        A word or compound counts once and only whole; a Chinese segment counts by its
-        bigrams, so a passage holding `缓存失效` covers `缓存失效` fully and `缓存` a third.
+        Each unit weighs the same. A word or compound is held whole or not at all (a plural
+        `s` aside); a Chinese segment is held by the share of its bigrams, and counts as found
+        from half of them, so `日志脱敏` is found in "日志里有明文手机号，需要脱敏".
         """
-        total = held = 0
+        held = 0.0
         found: list[str] = []
         for unit in self.units:
             if _is_cjk(unit[0]):
-                weight, got = len(unit), sum(1 for part in unit if part in passage_tokens)
+                share = sum(1 for part in unit if part in passage_tokens) / len(unit)
             else:
-                weight, got = 1, int(all(part in passage_tokens for part in unit))
-            total += weight
-            held += got
-            if got and got * 2 >= weight:
+                share = float(all(_holds(passage_tokens, part) for part in unit))
+            held += share
+            if share >= 0.5:
                 found.append(joined(unit))
-        return (held / total if total else 0.0), tuple(found)
+        return (held / len(self.units) if self.units else 0.0), tuple(found)
+
+
+def _holds(tokens: set[str], word: str) -> bool:
+    """`word` is among `tokens`, allowing for a plural `s` on either side."""
+    return (
+        word in tokens
+        or word + "s" in tokens
+        or (len(word) > 3 and word.endswith("s") and word[:-1] in tokens)
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,10 +229,11 @@ _FILLER = re.compile(
     r"(?:ok|okay|k|hi|hello|hey|yo|alright|all right|right|yes|yeah|yep|sure|cool|great|good"
     r"|thanks|thank you|please|pls|now|so|well|i'?m back|im back|back again|we'?re back"
     r"|好|好的|好吧|好嘞|行|行吧|可以|嗯|嗯嗯|哦|那|那么|你好|您好|哈喽|嗨|早|早上好|谢谢|辛苦了"
-    r"|我回来了|回来了|我又来了|在吗|开始吧|来吧|go)"
+    r"|我回来了|回来了|我又来了|在吗|开始吧|来吧|go"
+    r"|claude code|claude|codex|dsh|vs ?code|cursor|终端|电脑)"
 )
 _CLAUSE_SPLIT = re.compile(
-    rf"[,.!?;:，。！？；：、~…\n]+|\s+-+\s+|(?<=[{CJK_CLASS}])\s+|\s+(?=[{CJK_CLASS}])"
+    rf"[,.!?;:，。！？；：、~…\n]+|\s+[-—–]+\s+|—+|(?<=[{CJK_CLASS}])\s+|\s+(?=[{CJK_CLASS}])"
 )
 _SPACES = re.compile(r"\s+")
 
@@ -255,7 +266,11 @@ def _process(folded: str) -> str | None:
 _ZH_SAY = r"(?:说|讲|提|聊|谈|讨论|商量|定|决定|约定|确定|敲定|选|建议|推荐|分析|总结)"
 _ZH_DO = r"(?:写|做|改|弄|修|搞|查|排查|试|用|遇到|碰到|踩|部署|配|调|实现|发现|加)"
 _ZH_WHO = r"(?:我们|咱们|你们|你|我|大家)"
-_NOT_CODE = r"(?!(?:调用|迭代|循环|请求|返回|结果|值|执行|运行|输出|状态|提交|构建|commit|call))"
+#: what follows 上次 when it means "the previous one" in code talk (上次调用, 上次登录时间)
+_NOT_CODE = (
+    r"(?!\s*(?:函数|调用|迭代|循环|请求|返回|结果|值|执行|运行|输出|状态|提交|构建|登录|修改"
+    r"|更新|访问|时间|commit|call|run|login))"
+)
 
 #: Each names a way of pointing back in time; the match is the phrase, removed from the
 #: fragment. Written so the phrase's everyday senses do not match (see the module docstring).
@@ -273,7 +288,7 @@ BACKREF_PHRASES: tuple[tuple[str, str], ...] = (
     ),
     (
         "as we discussed",
-        r"\bas (?:we|i|you) (?:discussed|talked about|mentioned|said|agreed"
+        r"\b(?:as|like) (?:we|i|you) (?:discussed|talked about|mentioned|said|agreed"
         r"|decided|planned|noted)\b|\bas (?:discussed|agreed|planned)\b",
     ),
     (
@@ -285,8 +300,9 @@ BACKREF_PHRASES: tuple[tuple[str, str], ...] = (
     (
         "remember",
         r"\b(?:do|did|can|could) you (?:still )?remember\b|\byou remember\b"
-        r"|\bremember (?:when|how|what|that time|the time|our|we|you|that)\b"
-        r"|\bremember the \w+(?: \w+)? (?:we|you|i)\b|\brecall (?:when|how|what) (?:we|you)\b",
+        r"|\bremember (?:when|how|what|that time|the time|our|we|you)\b"
+        r"|\bremember (?:the|that|those)\b(?=[^.!\n]*\?)"
+        r"|\bremember\b(?= *[\u4e00-\u9fff])|\brecall (?:when|how|what) (?:we|you)\b",
     ),
     (
         "you said earlier",
@@ -299,30 +315,34 @@ BACKREF_PHRASES: tuple[tuple[str, str], ...] = (
     (
         "what did we decide",
         r"\bwhat (?:did|had) (?:we|you) (?:decide|say|conclude|agree|find"
-        r"|figure out|settle on|end up with|land on|pick|choose)\b",
+        r"|figure out|settle on|end up|land on|pick|choose)\b",
     ),
     (
         "之前说",
-        rf"(?:^|(?<=[们你我家他她,，\s]))(?:之前|以前|先前|此前|原先)"
-        rf"(?={_ZH_WHO}?(?:{_ZH_SAY}|{_ZH_DO}|那个|那次|那套|的那个|给的))(?!说明)",
+        rf"(?:^|(?<=[们你我家他她,，\s]))(?:之前|以前|先前|此前|原先)(?!说明)"
+        rf"{_ZH_WHO}?(?:{_ZH_SAY}|{_ZH_DO}|那个|那次|那套|的那个|给的)(?:到|过)?(?:的)?",
     ),
     (
         "上次",
-        rf"(?:上次|上回|上一次|那次)(?=(?:{_ZH_WHO}|{_ZH_SAY}|{_ZH_DO}|那|会话|对话"
-        rf"|的{_NOT_CODE}))|(?:跟|和|同|像|按|照)(?:上次|上回)(?:一样|那样|的)?",
+        rf"(?:上次|上回|上一次)(?:的)?{_NOT_CODE}(?=.)"
+        r"|(?:跟|和|同|像|按|照)(?:上次|上回)(?:一样|那样|的)?|(?:那次|那回)(?:吗|呢|\?)",
     ),
     (
         "记得吗",
         r"还记得|记得吗|记不记得|你记得|记得我们|记得咱们|记得上次|记得之前|记得那个|记得你",
     ),
-    ("你刚才说的", rf"{_ZH_WHO}?(?:刚才|刚刚)(?={_ZH_SAY}|那个|给的|写的)"),
+    ("你刚才说的", rf"{_ZH_WHO}?(?:刚才|刚刚)(?:{_ZH_SAY}|那个|给的|写的)(?:的)?(?:那个)?"),
     ("讨论过", rf"{_ZH_WHO}?(?:{_ZH_SAY}|聊天|试|用|遇到|碰到)过(?:的)?"),
-    ("前面说的", rf"前面(?={_ZH_WHO}?{_ZH_SAY})"),
+    ("前面说的", rf"前面{_ZH_WHO}?{_ZH_SAY}(?:的|过)?"),
     ("昨天", rf"(?:昨天|前天|前几天|上周|上礼拜|上星期)(?={_ZH_WHO}|{_ZH_SAY}|{_ZH_DO}|那个|的)"),
     ("我们定的", rf"{_ZH_WHO}(?:{_ZH_SAY})(?:好)?的(?=那个|方案|结论|做法|办法|思路|计划)"),
 )
-_BACKREF = tuple((name, re.compile(pattern)) for name, pattern in BACKREF_PHRASES)
-_ANY_BACKREF = re.compile("|".join(f"(?:{pattern})" for _, pattern in BACKREF_PHRASES))
+# matched in any case on NFKC text that keeps its case, so `IntegrityError` still splits into
+# its parts when the fragment is cut from it
+_BACKREF = tuple((name, re.compile(pattern, re.IGNORECASE)) for name, pattern in BACKREF_PHRASES)
+_ANY_BACKREF = re.compile(
+    "|".join(f"(?:{pattern})" for _, pattern in BACKREF_PHRASES), re.IGNORECASE
+)
 
 #: Words that say how, not what: left out of a fragment (with the stop words).
 _EN_FILLER = frozenset(
@@ -337,11 +357,13 @@ _EN_FILLER = frozenset(
 )
 #: Chinese words that say how, not what: they cut a fragment into segments.
 _ZH_FILLER = re.compile(
-    r"那个|这个|那次|那些|这些|那套|一下|怎么样|怎么|如何|什么|哪个|哪些|为什么|是不是|能不能"
-    r"|可不可以|有没有|还是|然后|就是|当时|来着|一样|那样|这样|具体|到底|我们|咱们|你们|大家"
-    r"|再|又|还|都|也|就|一直|已经|是|的|了|吗|呢|吧|啊|呀|嘛|么|着|过|把|被|给|跟|和|在|对"
-    r"|我|你|他|她|它|请|帮|看|想|说|讲|提|聊|谈|讨论|记得|记住|刚才|刚刚|之前|以前|上次"
-    r"|上回|昨天|前面|回忆|再说|一遍|下|个|次"
+    r"那个|这个|那次|那些|这些|那套|一下|怎么样|怎样|怎么|如何|什么|哪个|哪些|哪里|哪儿|在哪|哪"
+    r"|为什么|是不是|能不能|可不可以|有没有|要不要|需不需要|会不会|对不对|行不行|是否|多少|多久"
+    r"|几秒|几个|几次|几天|还是|然后|就是|当时|来着|一样|那样|这样|具体|到底|最后|后来|结果"
+    r"|我们|咱们|你们|大家|需要|应该|可以|解决|处理|调成|设成|改成|换成|设的|写在|放在|花了"
+    r"|用了|加了|再|又|还|都|也|就|一直|已经|是|的|了|吗|呢|吧|啊|呀|嘛|么|着|过|把|被|给|跟"
+    r"|和|在|对|我|你|他|她|它|请|帮|看|想|说|讲|提|聊|谈|讨论|记得|记住|刚才|刚刚|之前|以前"
+    r"|上次|上回|昨天|前面|回忆|再说|一遍|下|个|次|会|能|有|没|要|到"
 )
 #: Units too vague to point at one passage alone ("那个方案", "the bug"): a fragment made only
 #: of these does not fire.
@@ -366,25 +388,26 @@ def _units(text: str) -> tuple[tuple[str, ...], ...]:
     return tuple(dict.fromkeys(units))
 
 
-def _clauses(folded: str) -> list[tuple[int, int]]:
+def _clauses(text: str) -> list[tuple[int, int]]:
+    """Clause spans: cut at punctuation, not at the spaces between Chinese and other words."""
     spans, start = [], 0
-    for m in _CLAUSE_SPLIT.finditer(folded):
-        if m.group().strip() or m.group() == "\n":
+    for m in _CLAUSE_SPLIT.finditer(text):
+        if m.group().strip():
             spans.append((start, m.start()))
             start = m.end()
-    spans.append((start, len(folded)))
-    return [(a, b) for a, b in spans if folded[a:b].strip()]
+    spans.append((start, len(text)))
+    return [(a, b) for a, b in spans if text[a:b].strip()]
 
 
-def fragment_of(folded: str, phrase: re.Match[str]) -> Fragment:
+def fragment_of(text: str, phrase: re.Match[str]) -> Fragment:
     """What a back-reference points to: the content words of its clause, or of the clauses
     after it when its own says nothing more ("as we discussed, use the retry queue")."""
-    clauses = _clauses(folded)
+    clauses = _clauses(text)
     at = next((n for n, (a, b) in enumerate(clauses) if a <= phrase.start() < b), 0)
     pieces: list[str] = []
     units: tuple[tuple[str, ...], ...] = ()
     for a, b in clauses[at : at + 3]:
-        piece = _ANY_BACKREF.sub(" ", folded[a:b]).strip()
+        piece = _ANY_BACKREF.sub(" ", text[a:b]).strip()
         pieces.append(piece)
         units = _units(" ".join(pieces))
         if any(_specific(u) for u in units):
@@ -403,8 +426,11 @@ def _specific(unit: tuple[str, ...]) -> bool:
     return joined(unit) not in GENERIC_UNITS
 
 
-#: A fragment counts as found when a passage holds at least this share of it ...
-MIN_COVERAGE = 0.6
+#: A fragment counts as found when one passage holds at least this share of it, and at least
+#: `MIN_FOUND` of its units (or all, when it has fewer): the question around a topic ("最后是
+#: 怎么解决的", "does /livez need the same") is rarely in history, the topic is.
+MIN_COVERAGE = 0.5
+MIN_FOUND = 2
 
 
 def decide(prompt: str, triggers: Sequence[Trigger], probe: Probe) -> Decision:
@@ -419,16 +445,16 @@ def decide(prompt: str, triggers: Sequence[Trigger], probe: Probe) -> Decision:
             query=match.query,
             phrase=prompt[match.start : match.end],
         )
-    folded = normalize(prompt)
-    command = _process(folded)
+    text = unicodedata.normalize("NFKC", prompt)
+    command = _process(text.lower())
     if command is not None:
         return Decision(Fire.PROCESS, f'process command "{command}"', phrase=command)
     reasons: list[str] = []
     for name, pattern in _BACKREF:
-        found = pattern.search(folded)
+        found = pattern.search(text)
         if found is None:
             continue
-        fragment = fragment_of(folded, found)
+        fragment = fragment_of(text, found)
         if not any(_specific(u) for u in fragment.units):
             reasons.append(f'back-reference "{name}" with nothing specific to look for')
             continue
@@ -436,6 +462,7 @@ def decide(prompt: str, triggers: Sequence[Trigger], probe: Probe) -> Decision:
         if (
             evidence is None
             or evidence.coverage < MIN_COVERAGE
+            or len(evidence.found) < min(MIN_FOUND, len(fragment.units))
             or all(unit in GENERIC_UNITS for unit in evidence.found)
         ):
             best = f" (best match {evidence.coverage:.0%})" if evidence else ""

@@ -6,7 +6,7 @@ of its line or of its first sentence (Chinese 。！？ and English . ! ? follow
 the end), is the query; a trigger with nothing after it asks for what compaction removed from
 the current session.
 
-Two rules keep a trigger from firing by accident. A trigger that begins or ends with a letter
+Two rules keep a trigger from firing by accident. A trigger that begins or ends with an ASCII letter
 or digit must stand as a word of its own (`DJYHFSX` is no trigger), and a trigger inside code
 (a backtick span or a fenced block) is being talked about, not used: "what does `DJYHFS` do?"
 asks about the feature. When several triggers occur, the first one counts.
@@ -49,10 +49,10 @@ class TriggerMatch:
 @lru_cache(maxsize=64)
 def _pattern(word: str, any_case: bool) -> re.Pattern[str]:
     body = re.escape(word)
-    if word[:1].isalnum():
-        body = r"(?<![^\W_])" + body  # no letter or digit glued on in front
-    if word[-1:].isalnum():
-        body += r"(?![^\W_])"  # nor behind
+    if word[:1].isascii() and word[:1].isalnum():
+        body = r"(?<![A-Za-z0-9])" + body  # no letter or digit glued on in front
+    if word[-1:].isascii() and word[-1:].isalnum():
+        body += r"(?![A-Za-z0-9])"  # nor behind
     return re.compile(body, re.IGNORECASE if any_case else 0)
 
 
