@@ -28,7 +28,6 @@ is measured.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import statistics
@@ -36,11 +35,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from bench_index import generate  # the same generated DSH history as the index benchmark
+from bench_startup import burning  # busy processes, as in the start-up benchmark
 from report import print_numbers
 
 #: this checkout's huiyi (and its tests' helpers), whatever the venv has installed
@@ -76,21 +75,11 @@ EXPECT = {
 }
 
 
-@contextlib.contextmanager
-def burning(count: int) -> Iterator[None]:
-    """`count` processes spinning on a core each, for the duration."""
-    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
-    try:
-        yield
-    finally:
-        for burner in burners:
-            burner.kill()
-            burner.wait()
-
-
-def one_call(env: dict[str, str], cwd: Path, event: str, payload: dict[str, Any]) -> float:
-    started = time.perf_counter()
-    subprocess.run(
+def spawn(
+    env: dict[str, str], cwd: Path, event: str, payload: dict[str, Any]
+) -> subprocess.CompletedProcess[bytes]:
+    """`huiyi hook claude-code EVENT` as the harness runs it, the payload on stdin."""
+    return subprocess.run(
         [sys.executable, "-m", "huiyi", "hook", "claude-code", event],
         input=json.dumps(payload).encode(),
         env=env,
@@ -98,6 +87,11 @@ def one_call(env: dict[str, str], cwd: Path, event: str, payload: dict[str, Any]
         capture_output=True,
         check=True,
     )
+
+
+def one_call(env: dict[str, str], cwd: Path, event: str, payload: dict[str, Any]) -> float:
+    started = time.perf_counter()
+    spawn(env, cwd, event, payload)
     return time.perf_counter() - started
 
 
@@ -125,17 +119,9 @@ def grow(path: Path, cwd: str, n: int) -> None:
 
 
 def check(env: dict[str, str], cwd: Path, name: str, payload: dict[str, Any]) -> None:
-    event = CALLS[name][0]
-    done = subprocess.run(
-        [sys.executable, "-m", "huiyi", "hook", "claude-code", event],
-        input=json.dumps(payload).encode(),
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        check=True,
-    )
+    """The call prints what it should, so a broken hook cannot pass for a fast one."""
+    printed = spawn(env, cwd, CALLS[name][0], payload).stdout.decode()
     expected = EXPECT[name]
-    printed = done.stdout.decode()
     if (expected is None) != (printed == "") or (expected and expected not in printed):
         log = Path(env["HUIYI_HOME"]) / "hooks.log"
         raise SystemExit(
