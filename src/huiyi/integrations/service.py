@@ -48,12 +48,13 @@ result, is reported to the client as a failed call, never run again (a memory wr
 happened).
 
 This module imports only the standard library and `huiyi.config` at the top, because the front
-uses its client half (`ServiceClient`); the core is imported by the service process only.
+uses its client half (`ServiceClient`); the core is imported by the service process only. What
+only starting or running a service needs (subprocess, argparse, signal) is imported there, so a
+hook's front, which pays for every import on each call, does not load it.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import dataclasses
 import fcntl
@@ -61,14 +62,11 @@ import hashlib
 import json
 import os
 import select
-import signal
 import socket
 import struct
-import subprocess
 import sys
 import threading
 import time
-import traceback
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import FrameType
@@ -79,6 +77,8 @@ from huiyi.config import Settings
 from huiyi.errors import HuiyiError
 
 if TYPE_CHECKING:
+    import subprocess
+
     from huiyi.integrations.calls import Calls
     from huiyi.integrations.hooks import Hooks
 
@@ -297,6 +297,8 @@ class ServiceClient:
                 return
             with contextlib.suppress(FileNotFoundError):
                 self.path.unlink()  # stale: nobody listens on it
+            import subprocess  # only when starting a service: not on a hook's path
+
             ready_read, ready_write = os.pipe()
             log = os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             try:
@@ -437,6 +439,8 @@ class Service:
 
             calls = self._calls = Calls(Huiyi(settings=self.settings))
         except Exception:
+            import traceback
+
             traceback.print_exc()  # into the service log; fronts serve calls themselves
             self._unavailable = "the huiyi service could not load its core"
             return
@@ -536,6 +540,9 @@ def _stop(_signum: int, _frame: FrameType | None) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one service on SOCKET until it has been idle for --idle-seconds."""
+    import argparse
+    import signal
+
     parser = argparse.ArgumentParser(prog="python -m huiyi.integrations.service")
     parser.add_argument("socket", type=Path)
     parser.add_argument("--ready-fd", type=int, help="write 'ready' here once listening")
