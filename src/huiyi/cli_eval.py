@@ -1,4 +1,5 @@
-"""`huiyi eval KIND PATH`: score every search layer on a labelled set, next to plain BM25.
+"""`huiyi eval KIND PATH`: score every search layer on a labelled set, next to plain BM25;
+`huiyi eval gate PATH` scores the automatic-recall gate instead (`huiyi.eval.gate`).
 
 Thin on purpose: parse, load the set, call `huiyi.eval.harness.evaluate_set`, print. The set is
 indexed into a temporary HUIYI_HOME (the user's own index is never touched) unless
@@ -12,8 +13,9 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 import click
 
@@ -23,6 +25,7 @@ from huiyi.eval.harness import LAYERS, evaluate_set, limit_queries, parse_layers
 
 if TYPE_CHECKING:
     from huiyi.api import Huiyi
+    from huiyi.eval.runner import Report
 
 __all__ = ["eval_cmd"]
 
@@ -50,8 +53,14 @@ class _Status:
             self.open = False
 
 
+#: the set `huiyi eval gate` scores: not a search set, so not in `LOADERS`
+GATE = "gate"
+#: search-only options, refused for `huiyi eval gate`
+_SEARCH_ONLY = {"layer": "--layer", "embedder_spec": "--embedder", "limit_count": "--limit-queries"}
+
+
 @click.command(name="eval")
-@click.argument("kind", type=click.Choice(sorted(LOADERS)))
+@click.argument("kind", type=click.Choice([*sorted(LOADERS), GATE]))
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
 @click.option(
     "--layer",
@@ -81,9 +90,9 @@ class _Status:
     help="Keep the evaluation index in this directory and reuse it on the next run "
     "(default: a temporary directory, removed afterwards).",
 )
-@click.pass_obj
+@click.pass_context
 def eval_cmd(
-    hy: Huiyi,
+    ctx: click.Context,
     kind: str,
     path: Path,
     layer: str,
@@ -92,24 +101,60 @@ def eval_cmd(
     limit_count: int | None,
     index_home: Path | None,
 ) -> None:
-    """Score search on a labelled set: golden (ours), locomo or memdaily, at PATH.
+    """Score search on a labelled set: golden (ours), locomo or memdaily, at PATH; or the
+    automatic-recall gate on a gate set (`gate`).
 
     Prints hit@1/5/10, recall@5/10, MRR and nDCG@10 per layer and per category, next to a
-    plain BM25 baseline; negatives (queries nothing answers) are counted apart as neg>0.
+    plain BM25 baseline; negatives (queries nothing answers) are counted apart as neg>0. For
+    `gate`: coverage and false-positive rate, per split, language and category.
     """
-    status = _Status()
-    try:
+    hy: Huiyi = ctx.obj
+    if kind == GATE:
+        from huiyi.eval.gate import evaluate_gate, load_gate
+
+        given = [
+            option
+            for name, option in _SEARCH_ONLY.items()
+            if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT
+        ]
+        if given:
+            raise click.UsageError(f"{given[0]} scores search sets, not the gate")
+        _report(
+            lambda progress: evaluate_gate(
+                load_gate(path), index_home=index_home, progress=progress, settings=hy.settings
+            ),
+            as_json=as_json,
+        )
+        return
+
+    def search_report(progress: Callable[[str], None]) -> Report:
         evalset = load(kind, path)
         if limit_count is not None:
             evalset = limit_queries(evalset, limit_count)
-        report = evaluate_set(
+        return evaluate_set(
             evalset,
             layers=parse_layers(layer),
             embedder=embedder_spec,
             index_home=index_home,
-            progress=status,
+            progress=progress,
             settings=hy.settings,
         )
+
+    _report(search_report, as_json=as_json)
+
+
+class _Printable(Protocol):
+    def as_json(self) -> dict[str, Any]: ...
+
+    def format_table(self) -> str: ...
+
+
+def _report(make: Callable[[Callable[[str], None]], _Printable], *, as_json: bool) -> None:
+    """Run an evaluation with status lines on stderr; print its report; known errors become
+    one line."""
+    status = _Status()
+    try:
+        report = make(status)
     except UsageError as exc:
         raise click.UsageError(str(exc)) from exc
     except HuiyiError as exc:
