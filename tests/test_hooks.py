@@ -7,7 +7,6 @@ service runs); one runs `python -m huiyi hook` as a harness does, through the wa
 
 from __future__ import annotations
 
-import dataclasses
 import io
 import json
 import os
@@ -341,21 +340,22 @@ def test_pre_compact_indexes_what_is_about_to_be_shadowed(
 # -- switched off, and own traffic ---------------------------------------------------------------
 
 
-def test_with_automatic_recall_off_nothing_is_injected(project: Path, isolated_home: Path) -> None:
+def test_with_automatic_recall_off_nothing_is_injected(
+    project: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     remember(project)
     earlier_session(isolated_home, project)
     compacted_transcript(isolated_home, project)
-    settings = dataclasses.replace(Settings.from_env(), enabled=False)
-    with Huiyi(settings=settings) as hy:
-        hooks = Hooks(hy)
-        for event, extra in (
-            ("SessionStart", {"source": "compact"}),
-            ("UserPromptSubmit", {"prompt": "DJYHFS kumquat"}),
-        ):
-            answer = hooks.handle(
-                HookCall.parse("claude-code", event, claude_input(project, **extra))
-            )
-            assert answer.context is None
+    monkeypatch.setenv("HUIYI_ENABLED", "off")
+    assert hook("SessionStart", claude_input(project, source="compact")) == ""
+    assert hook("UserPromptSubmit", claude_input(project, prompt="DJYHFS kumquat")) == ""
+    cc.write_transcript(
+        isolated_home / ".claude", str(project), [cc.user("the tapir index")], append=True
+    )
+    assert hook("Stop", claude_input(project)) == ""  # still read: nothing goes to the model
+    with Huiyi() as hy:
+        assert hy.search("tapir", workspace=project, layers=("lexical",)).hits
+    assert hook_log(isolated_home) == ""
 
 
 def test_what_a_hook_injected_is_not_indexed_as_conversation(
