@@ -279,6 +279,40 @@ def test_session_start_waits_for_the_compaction_to_reach_the_log(
     assert answer.context is not None and "Ephemeral port." in answer.context
 
 
+def test_after_a_second_compaction_session_start_waits_for_the_new_one(
+    project: Path, isolated_home: Path
+) -> None:
+    compacted_transcript(isolated_home, project)  # a compaction no hook has seen yet
+    cc.write_transcript(
+        isolated_home / ".claude",
+        str(project),
+        [cc.user("now the walrus exporter"), cc.assistant("Exporter done.")],
+        append=True,
+    )
+    waited: list[float] = []
+
+    def flush(seconds: float) -> None:
+        if not waited:
+            summary = cc.compact_summary("Second: the walrus exporter is done.")
+            cc.write_transcript(
+                isolated_home / ".claude",
+                str(project),
+                [cc.compact_boundary(), {**summary, **just_now()}],
+                append=True,
+            )
+        waited.append(seconds)
+
+    with Huiyi() as hy:
+        hooks = Hooks(hy, sleep=flush)
+        hooks.handle(HookCall.parse("claude-code", "PreCompact", claude_input(project)))
+        start = claude_input(project, source="compact")
+        answer = hooks.handle(HookCall.parse("claude-code", "SessionStart", start))
+    assert waited  # the first compaction, older than PreCompact's note, is not the new one
+    assert answer.context is not None and "walrus exporter is done" in answer.context
+    assert "now the walrus exporter" in answer.context  # a fragment of the second range only
+    assert "zanzibar flaky test" not in answer.context
+
+
 # -- PreCompact and Stop -------------------------------------------------------------------------
 
 
