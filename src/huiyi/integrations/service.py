@@ -39,19 +39,24 @@ The protocol: one connection per call, newline-delimited JSON, version `PROTOCOL
     front:   {"ask": "accept"}               true) asks the user; or "decline", "cancel"
     service: {"result": {"content": [...], "isError": false}}
 
-or `{"unavailable": "why"}` instead of the result when this service cannot serve calls (its
+A hook (`huiyi hook`, `hook_front.py`) sends `{"v": 1, "hook": {"harness", "event", "input"}}`
+instead of a call and gets `{"result": {"context": ..., "notes": [...]}}` (or `{"error": ...}`
+in the result; see `hooks.answer`) on the same connection.
+
+Either gets `{"unavailable": "why"}` instead of the result when this service cannot serve (its
 core failed to load): nothing was done, and the front serves the call itself. A connection that
 ends before `accepted` is retried (the service was stopping); one that ends after it, without a
 result, is reported to the client as a failed call, never run again (a memory write may have
 happened).
 
 This module imports only the standard library and `huiyi.config` at the top, because the front
-uses its client half (`ServiceClient`); the core is imported by the service process only.
+uses its client half (`ServiceClient`); the core is imported by the service process only. What
+only starting or running a service needs (subprocess, argparse, signal) is imported there, so a
+hook's front, which pays for every import on each call, does not load it.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import dataclasses
 import fcntl
@@ -59,14 +64,11 @@ import hashlib
 import json
 import os
 import select
-import signal
 import socket
 import struct
-import subprocess
 import sys
 import threading
 import time
-import traceback
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import FrameType
@@ -77,7 +79,10 @@ from huiyi.config import Settings
 from huiyi.errors import HuiyiError
 
 if TYPE_CHECKING:
+    import subprocess
+
     from huiyi.integrations.calls import Calls
+    from huiyi.integrations.hooks import Hooks
 
 __all__ = [
     "IDLE_SECONDS",
@@ -308,6 +313,8 @@ class ServiceClient:
                 return
             with contextlib.suppress(FileNotFoundError):
                 self.path.unlink()  # stale: nobody listens on it
+            import subprocess  # only when starting a service: not on a hook's path
+
             ready_read, ready_write = os.pipe()
             log = os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             try:
@@ -361,6 +368,8 @@ class Service:
         self._loaded = threading.Event()
         self._stopping = False
         self._calls: Calls | None = None
+        self._hooks: Hooks | None = None
+        self._refreshing = False
         self._unavailable = ""
 
     def listen(self) -> None:
@@ -446,6 +455,8 @@ class Service:
 
             calls = self._calls = Calls(Huiyi(settings=self.settings))
         except Exception:
+            import traceback
+
             traceback.print_exc()  # into the service log; fronts serve calls themselves
             self._unavailable = "the huiyi service could not load its core"
             return
@@ -477,6 +488,9 @@ class Service:
         calls = self._calls
         if request.get("v") != PROTOCOL or calls is None:
             line.send({"unavailable": self._unavailable or f"protocol {PROTOCOL} only"})
+            return
+        if "hook" in request:
+            line.send({"result": self._hook(calls, request["hook"])})
             return
         call, caller = request["call"], request["caller"]
         finder = CallerFinder.for_settings(
@@ -512,6 +526,39 @@ class Service:
         )
         line.send({"result": result})
 
+    def _hook(self, calls: Calls, request: object) -> dict[str, Any]:
+        """One hook, served on the index's worker thread (`hooks.answer` never raises)."""
+        from huiyi.integrations.hooks import Hooks, answer
+
+        with self._lock:
+            if self._hooks is None:
+                self._hooks = Hooks(calls.hy)
+            hooks = self._hooks
+        reply = answer(hooks, calls.in_worker, request)
+        self._refresh_soon(calls)
+        return reply
+
+    def _refresh_soon(self, calls: Calls) -> None:
+        """After a hook, read what is new in every log in the background (one refresh queued
+        at a time): a hook reads only its own session's log, so that it answers fast, and
+        this brings in the other sessions' new lines before the next hook."""
+        with self._lock:
+            if self._refreshing:
+                return
+            self._refreshing = True
+
+        def refresh() -> None:
+            try:
+                with contextlib.suppress(HuiyiError):  # the next call reports a real problem
+                    calls.refresh()
+            finally:
+                with self._lock:
+                    self._refreshing = False
+
+        threading.Thread(
+            target=calls.in_worker, args=(refresh,), name="huiyi-refresh", daemon=True
+        ).start()
+
 
 def _stop(_signum: int, _frame: FrameType | None) -> None:
     raise SystemExit(0)
@@ -519,6 +566,9 @@ def _stop(_signum: int, _frame: FrameType | None) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one service on SOCKET until it has been idle for --idle-seconds."""
+    import argparse
+    import signal
+
     parser = argparse.ArgumentParser(prog="python -m huiyi.integrations.service")
     parser.add_argument("socket", type=Path)
     parser.add_argument("--ready-fd", type=int, help="write 'ready' here once listening")
