@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from huiyi.config import Settings, user_home
+from huiyi.config import Settings
 from huiyi.integrations.install.common import (
     Change,
     HookSpec,
@@ -45,12 +45,11 @@ HOOKS = (
 
 def paths(settings: Settings) -> tuple[Path, Path]:
     """(the file with the user-scope MCP servers, the user settings file)."""
-    config_dir = settings.claude_dirs[0]
-    default_dir = user_home() / ".claude"
-    state = (
-        config_dir / ".claude.json" if config_dir != default_dir else user_home() / ".claude.json"
-    )
-    return state, config_dir / "settings.json"
+    config_dir = settings.claude_config_dir
+    if config_dir is not None:
+        return config_dir / ".claude.json", config_dir / "settings.json"
+    default_dir = settings.claude_dirs[-1]  # HOME/.claude
+    return default_dir.parent / ".claude.json", default_dir / "settings.json"
 
 
 def server_entry(launch: Launch) -> dict[str, Any]:
