@@ -185,9 +185,8 @@ def plan(settings: Settings, launch: Launch, *, uninstall: bool = False) -> list
         trust_keys(hooks_path, new_hooks),
         uninstall=uninstall,
     )
-    if not new_config and config_text is None:
-        return [Change(config_path, None, None), hooks]
-    return [Change(config_path, config_text, new_config), hooks]
+    # a file left empty by an uninstall held nothing but what huiyi wrote
+    return [Change(config_path, config_text, new_config or None), hooks]
 
 
 def status(settings: Settings) -> Status:
