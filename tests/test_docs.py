@@ -28,7 +28,9 @@ from huiyi.api import Huiyi
 from huiyi.cli import main
 from huiyi.config import Settings
 from huiyi.integrations import hook_front, hooks
+from huiyi.integrations.agents_md import MAX_DIGEST_CHARS
 from huiyi.integrations.context import MAX_AGE_SECONDS, MAX_LOGS, CallerFinder
+from huiyi.integrations.install import codex as codex_install
 from huiyi.integrations.mcp_server import HuiyiMCP
 from huiyi.memory.extract import DEBOUNCE_S, MAX_FACTS
 from huiyi.memory.search import HALF_LIFE_DAYS, HIT_WEIGHT, K1, B
@@ -330,6 +332,18 @@ CLAIMS = [
     claim("docs/hooks.md", r"more than (\d+) MiB of\s+input", hook_front.MAX_INPUT_BYTES / 2**20),
     claim("docs/hooks.md", r"passes (\d+) KiB", hook_front.LOG_MAX_BYTES / 1024),
     claim("docs/hooks.md", r"`maxInjectChars` \(([\d,]+) by default\)", INJECT_DEFAULT),
+    claim("docs/install.md", r"It holds at most ([\d,]+) characters", MAX_DIGEST_CHARS),
+    claim(
+        "docs/install.md",
+        r"`startup_timeout_sec = (\d+)`, `tool_timeout_sec = (\d+)`",
+        codex_install.STARTUP_TIMEOUT_S,
+        codex_install.TOOL_TIMEOUT_S,
+    ),
+    claim(
+        "docs/install.md",
+        r"`mcp_optional_startup_grace_ms = (\d+)`",
+        codex_install.STARTUP_GRACE_MS,
+    ),
 ]
 
 

@@ -240,6 +240,8 @@ class Settings:
     ask_before_recall: bool = False
     #: the time budget of one recall tool call (`huiyi.safety.budget.Budget`)
     tool_seconds: float = TOOL_SECONDS
+    #: CLAUDE_CONFIG_DIR when set: Claude Code then keeps `.claude.json` in it, not in HOME
+    claude_config_dir: Path | None = None
 
     @property
     def db_path(self) -> Path:
@@ -323,6 +325,7 @@ def load(
         home=huiyi_home,
         dsh_home=read.path("dshHome", "DSH_HOME", base / ".dsh"),
         claude_dirs=tuple(claude),
+        claude_config_dir=configured,
         codex_home=read.path("codexHome", "CODEX_HOME", base / ".codex"),
         workspace=read.workspace(),
         session=read.env_only("session", "HUIYI_SESSION", _text, None),
