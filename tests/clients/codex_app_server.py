@@ -154,6 +154,8 @@ class AppServer:
             os.killpg(self.proc.pid, signal.SIGKILL)
         self.proc.wait(timeout=30)
         self._reader.join(timeout=5)
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
 
 
 # -- what the TUI does with it -------------------------------------------------------------
