@@ -1,6 +1,7 @@
-"""The `huiyi` command (and `python -m huiyi`): `huiyi mcp` over stdio goes straight to the light
-front (`huiyi.integrations.front`), without importing click or the core, so a harness gets its
-handshake answered at once; every other command is the click CLI (`huiyi.cli`)."""
+"""The `huiyi` command (and `python -m huiyi`): `huiyi mcp` over stdio and `huiyi hook HARNESS
+EVENT` go straight to their light fronts (`huiyi.integrations.front`, `.hook_front`), without
+importing click or the core, so a harness gets its handshake or its hook answered at once; every
+other command (and `--help`) is the click CLI (`huiyi.cli`)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,12 @@ def main() -> None:
         from huiyi.integrations.front import main as front
 
         status = front(args[1:])
+        if status is not None:
+            sys.exit(status)
+    if args[:1] == ["hook"]:
+        from huiyi.integrations.hook_front import main as hook
+
+        status = hook(args[1:])
         if status is not None:
             sys.exit(status)
     from huiyi.cli import main as cli

@@ -151,6 +151,36 @@ class Huiyi:
         report.seconds = time.perf_counter() - started
         return report
 
+    def index_log(
+        self, source: str, path: str | Path, *, lock_timeout: float = 120.0
+    ) -> IndexReport:
+        """Read what is new in one log of one harness (`source`: dsh, claude or codex), such as
+        the transcript a hook names, so that its newest lines are searchable at once.
+
+        Only a file under that harness's own folders is read (spelled as `index` finds it, so
+        it is one file to the index either way); any other path is a `UsageError`, so a hook's
+        input cannot make huiyi read an arbitrary file.
+        """
+        started = time.perf_counter()
+        reader = next((r for r in default_readers(self.settings) if r.source == source), None)
+        if reader is None:
+            raise UsageError(f"no reader for {source!r}; huiyi reads dsh, claude and codex logs")
+        found = _under(Path(path), reader.roots())
+        if found is None:
+            roots = ", ".join(str(r) for r in reader.roots())
+            raise UsageError(f"{path} is not a {source} log under {roots}")
+        report = IndexReport()
+        self.settings.ensure_home()
+        conn, db_path = self.conn, self.settings.db_path
+        source_report = report.sources.setdefault(source, SourceReport(source))
+        with (
+            db.faults(conn, db_path, retry="run `huiyi index` again"),
+            db.writer_lock(self.settings.lock_path, timeout=lock_timeout),
+        ):
+            Ingestor(conn).index_reader(reader, source_report, paths=[found], workers=0)
+        report.seconds = time.perf_counter() - started
+        return report
+
     def index_demo(self) -> IndexReport | None:
         """Index the bundled demo history (a few zh+en sessions in real DSH/Claude formats).
 
@@ -349,10 +379,13 @@ class Huiyi:
 
     # -- the agent's tools ---------------------------------------------------------------
 
-    def recall(self, caller: CallerContext, *, seconds: float = TOOL_SECONDS) -> Recall:
+    def recall(
+        self, caller: CallerContext, *, seconds: float = TOOL_SECONDS, semantic: bool = True
+    ) -> Recall:
         """The recall tools (`recall_history`, `recall_expand`, `session_list`,
         `session_read`) as `caller` may use them: scoped to its workspace, never wider, every
-        answer through the safety exit. One object per call: it carries the call's budget."""
+        answer through the safety exit. One object per call: it carries the call's budget.
+        `semantic=False` leaves the embedding model out (a hook never waits on it)."""
         from huiyi.recall.tools import Recall
 
         return Recall(
@@ -360,7 +393,7 @@ class Huiyi:
             caller,
             max_inject_chars=self.settings.max_inject_chars,
             seconds=seconds,
-            semantic=self.semantic,
+            semantic=self.semantic if semantic else None,
         )
 
     # -- memory --------------------------------------------------------------------------
@@ -454,3 +487,21 @@ class Huiyi:
             progress=progress,
             lock_timeout=lock_timeout,
         )
+
+
+def _under(path: Path, roots: Sequence[Path]) -> Path | None:
+    """`path` spelled from the root that holds it (as a reader discovers it), if it is a file
+    under one of `roots`; None otherwise."""
+    try:
+        real = Path(os.path.realpath(path))
+        if not real.is_file():
+            return None
+    except OSError:
+        return None
+    for root in roots:
+        try:
+            inside = real.relative_to(os.path.realpath(root))
+        except ValueError:
+            continue
+        return root / inside
+    return None

@@ -17,6 +17,7 @@ import click
 from huiyi.api import Huiyi, IndexReport
 from huiyi.cli_common import clean_errors, emit_json, safe, when, workspace_options
 from huiyi.errors import UsageError
+from huiyi.integrations.hooks import EVENTS, HARNESSES
 from huiyi.model import Event, Hit
 from huiyi.recall.scope import CallerContext
 
@@ -478,6 +479,16 @@ def forget(hy: Huiyi, session_id: str | None, workspace: Path | None) -> None:
         click.echo(
             f"forgot {count} session{'s' if count != 1 else ''}; they will not be indexed again"
         )
+
+
+@main.command()
+@click.argument("harness", type=click.Choice(list(HARNESSES)))
+@click.argument("event", type=click.Choice(list(EVENTS)))
+def hook(harness: str, event: str) -> None:
+    """Serve one harness hook: its JSON on stdin, what the model gets on stdout (docs/hooks.md)."""
+    from huiyi.integrations.hook_front import run
+
+    sys.exit(run(harness, event, sys.stdin.buffer, sys.stdout))
 
 
 def _register() -> None:

@@ -123,7 +123,8 @@ class LayerSearch:
 
 
 @contextmanager
-def _home(index_home: Path | None) -> Iterator[Path]:
+def index_home_dir(index_home: Path | None) -> Iterator[Path]:
+    """`index_home`, created if need be, else a temporary directory removed afterwards."""
     if index_home is not None:
         index_home.mkdir(parents=True, exist_ok=True)
         yield index_home
@@ -236,7 +237,7 @@ def evaluate_set(
     if baseline:
         _require_baseline_packages()
         runs.append(run(evalset, Bm25Baseline(evalset), layer=BASELINE))
-    with _home(index_home) as home:
+    with index_home_dir(index_home) as home:
         export = home / "export"
         to_generic_jsonl(evalset, export)
         hy = Huiyi(settings=replace(base, home=home / "huiyi"), embedder=embedder)

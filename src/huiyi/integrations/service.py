@@ -37,7 +37,11 @@ The protocol: one connection per call, newline-delimited JSON, version `PROTOCOL
     front:   {"roots": ["file:///..."]}
     service: {"result": {"content": [...], "isError": false}}
 
-or `{"unavailable": "why"}` instead of the result when this service cannot serve calls (its
+A hook (`huiyi hook`, `hook_front.py`) sends `{"v": 1, "hook": {"harness", "event", "input"}}`
+instead of a call and gets `{"result": {"context": ..., "notes": [...]}}` (or `{"error": ...}`
+in the result; see `hooks.answer`) on the same connection.
+
+Either gets `{"unavailable": "why"}` instead of the result when this service cannot serve (its
 core failed to load): nothing was done, and the front serves the call itself. A connection that
 ends before `accepted` is retried (the service was stopping); one that ends after it, without a
 result, is reported to the client as a failed call, never run again (a memory write may have
@@ -76,6 +80,7 @@ from huiyi.errors import HuiyiError
 
 if TYPE_CHECKING:
     from huiyi.integrations.calls import Calls
+    from huiyi.integrations.hooks import Hooks
 
 __all__ = [
     "IDLE_SECONDS",
@@ -345,6 +350,8 @@ class Service:
         self._loaded = threading.Event()
         self._stopping = False
         self._calls: Calls | None = None
+        self._hooks: Hooks | None = None
+        self._refreshing = False
         self._unavailable = ""
 
     def listen(self) -> None:
@@ -462,6 +469,9 @@ class Service:
         if request.get("v") != PROTOCOL or calls is None:
             line.send({"unavailable": self._unavailable or f"protocol {PROTOCOL} only"})
             return
+        if "hook" in request:
+            line.send({"result": self._hook(calls, request["hook"])})
+            return
         call, caller = request["call"], request["caller"]
         finder = CallerFinder.for_settings(
             self.settings,
@@ -485,6 +495,39 @@ class Service:
             roots,
         )
         line.send({"result": result})
+
+    def _hook(self, calls: Calls, request: object) -> dict[str, Any]:
+        """One hook, served on the index's worker thread (`hooks.answer` never raises)."""
+        from huiyi.integrations.hooks import Hooks, answer
+
+        with self._lock:
+            if self._hooks is None:
+                self._hooks = Hooks(calls.hy)
+            hooks = self._hooks
+        reply = answer(hooks, calls.in_worker, request)
+        self._refresh_soon(calls)
+        return reply
+
+    def _refresh_soon(self, calls: Calls) -> None:
+        """After a hook, read what is new in every log in the background (one refresh queued
+        at a time): a hook reads only its own session's log, so that it answers fast, and
+        this brings in the other sessions' new lines before the next hook."""
+        with self._lock:
+            if self._refreshing:
+                return
+            self._refreshing = True
+
+        def refresh() -> None:
+            try:
+                with contextlib.suppress(HuiyiError):  # the next call reports a real problem
+                    calls.refresh()
+            finally:
+                with self._lock:
+                    self._refreshing = False
+
+        threading.Thread(
+            target=calls.in_worker, args=(refresh,), name="huiyi-refresh", daemon=True
+        ).start()
 
 
 def _stop(_signum: int, _frame: FrameType | None) -> None:

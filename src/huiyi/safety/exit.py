@@ -10,8 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from huiyi.safety.envelope import error_text, wrap
+from huiyi.safety.envelope import error_text, neutralise_markers, wrap
 from huiyi.safety.redact import redact
+
+#: The first line of the memory block a hook puts in front of the model: it says what the
+#: block is, and lets a person reading a transcript tell it came from huiyi.
+NOTES_HEADING = "Saved memory (from huiyi): the user's profile and your notes on this workspace."
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,3 +35,15 @@ def deliver(body: str, *, masks: int = 0, label: str = "recalled history") -> De
 def deliver_error(message: str) -> str:
     """An error message as it may leave: redacted, with any envelope marker neutralised."""
     return error_text(message)
+
+
+def deliver_notes(block: str) -> Delivered:
+    """The curated memory block as it may reach a model: `NOTES_HEADING`, then the block
+    redacted, with marker copies neutralised, but not wrapped in the envelope.
+
+    The block is the agent's own notes (scanned for threats when written and again when
+    rendered), not recalled history, and the same files must give the same bytes so that a
+    harness's prompt cache holds: a fresh envelope token per call would break that.
+    """
+    final = redact(block)
+    return Delivered(f"{NOTES_HEADING}\n{neutralise_markers(final.text)}", final.count)
