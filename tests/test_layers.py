@@ -15,7 +15,7 @@ SRC = Path(huiyi.__file__).parent
 LAYERS: list[frozenset[str]] = [
     frozenset({"__main__"}),
     frozenset({"cli"}),
-    frozenset({"cli_eval", "cli_mcp", "cli_memory"}),
+    frozenset({"cli_eval", "cli_install", "cli_mcp", "cli_memory"}),
     frozenset({"cli_common"}),
     frozenset({"integrations"}),
     frozenset({"eval"}),

@@ -384,6 +384,7 @@ def show(
 @click.pass_obj
 def doctor(hy: Huiyi, repair: bool, as_json: bool) -> None:
     """Sources found, counts, bad lines by reason, index size and integrity."""
+    from huiyi.cli_install import installed_report, print_installed
     from huiyi.errors import StoreError
 
     with clean_errors():
@@ -391,12 +392,14 @@ def doctor(hy: Huiyi, repair: bool, as_json: bool) -> None:
         report = hy.doctor()
         if repaired is not None:
             report["repair"] = repaired.as_dict()
+        report["installed"] = installed_report(hy)
         if as_json:
             emit_json(report)
         else:
             if "repair" in report:
                 _print_repair(report["repair"])
             _print_doctor(report)
+            print_installed(report["installed"])
         if report["problem"]:
             raise StoreError(report["problem"])
 
@@ -493,12 +496,15 @@ def hook(harness: str, event: str) -> None:
 
 def _register() -> None:
     from huiyi.cli_eval import eval_cmd
+    from huiyi.cli_install import agents_md, install
     from huiyi.cli_mcp import mcp
     from huiyi.cli_memory import memory
 
     main.add_command(memory)
     main.add_command(mcp)
     main.add_command(eval_cmd, name="eval")
+    main.add_command(install)
+    main.add_command(agents_md)
 
 
 _register()

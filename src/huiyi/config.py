@@ -144,6 +144,8 @@ class Settings:
     triggers: tuple[Trigger, ...] = DEFAULT_TRIGGERS
     #: confirm a cross-session read with the user (MCP elicitation) before answering it
     ask_before_recall: bool = False
+    #: CLAUDE_CONFIG_DIR when set: Claude Code then keeps `.claude.json` in it, not in HOME
+    claude_config_dir: Path | None = None
 
     @property
     def db_path(self) -> Path:
@@ -172,6 +174,7 @@ class Settings:
             home=huiyi_home or base / ".huiyi",
             dsh_home=read.path("DSH_HOME") or base / ".dsh",
             claude_dirs=tuple(claude),
+            claude_config_dir=configured,
             codex_home=read.path("CODEX_HOME") or base / ".codex",
             workspace=read.workspace(),
             session=read.text("HUIYI_SESSION"),

@@ -108,6 +108,7 @@ class Run:
     #: how long the setup commands took (claude mcp add ...)
     setup_seconds: float = 0.0
     timed_out: bool = False
+    #: what each setup command printed, in order
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -188,6 +189,23 @@ def huiyi_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, s
 
 def huiyi_command() -> list[str]:
     return [sys.executable, "-m", "huiyi", "mcp"]
+
+
+def huiyi_install_argv(home: Path, harness: str, *args: str) -> list[str]:
+    """`huiyi install HARNESS` as a person runs it, with this checkout's huiyi and the test
+    settings of `huiyi_env` passed on to the entries it writes (`--env`)."""
+    env = huiyi_env(home)
+    passed = [f"--env={k}={v}" for k, v in env.items() if k != "HUIYI_HOME"]
+    return [
+        "env",
+        f"PYTHONPATH={env['PYTHONPATH']}",
+        f"HUIYI_HOME={env['HUIYI_HOME']}",
+        *huiyi_command()[:-1],
+        "install",
+        harness,
+        *passed,
+        *args,
+    ]
 
 
 class _Runner:
@@ -284,9 +302,11 @@ def run_claude(
     extra_args: Sequence[str] = (),
     timeout: float = 180,
     register: bool = True,
+    setup: Sequence[Sequence[str]] = (),
 ) -> Run:
     """Run `claude -p prompt` once; `register=False` reuses the MCP servers an earlier run in the
-    same `home` registered (for a second session, or `--resume`)."""
+    same `home` registered (for a second session, or `--resume`), or that `setup` commands
+    (run first, in the client's environment; `huiyi_install_argv`) configure."""
     client = CLIENTS["claude"]
     claude = str(installed("claude"))
     home.mkdir(parents=True, exist_ok=True)
@@ -306,7 +326,8 @@ def run_claude(
         )
         env.update(extra_env or {})
         run = _Runner(fake, env, cwd)
-        setup = 0.0
+        setup_took = 0.0
+        setup_out: list[str] = []
         allowed = []
         setups: list[list[str]] = []
         if mcp:
@@ -316,9 +337,10 @@ def run_claude(
             probe_server = [sys.executable, str(PROBE), str(probe_log)]
             setups.append([claude, "mcp", "add", "--scope", "user", "probe", "--", *probe_server])
             allowed.append("mcp__probe")
-        for argv in setups if register else []:
+        for argv in [*(setups if register else []), *map(list, setup)]:
             code, out, err, took, _ = run(argv, timeout=60)
-            setup += took
+            setup_took += took
+            setup_out.append(out)
             if code != 0:
                 raise RuntimeError(f"{argv} failed (exit {code}):\n{out}\n{err}")
         argv = [claude, "-p", prompt, "--output-format", "json"]
@@ -340,8 +362,9 @@ def run_claude(
             proxy_attempts=list(fake.proxy_attempts),
             logs=_logs(config_dir / "projects", "**/*.jsonl"),
             probe_log=probe_log,
-            setup_seconds=setup,
+            setup_seconds=setup_took,
             timed_out=timed_out,
+            notes=setup_out,
         )
 
 
@@ -430,7 +453,11 @@ def run_codex(
     extra_tables: str = "",
     extra_args: Sequence[str] = (),
     timeout: float = 180,
+    setup: Sequence[Sequence[str]] = (),
 ) -> Run:
+    """Run `codex exec prompt` once on a config.toml of the harness's (provider, offline
+    switches); `mcp=False` leaves huiyi out of it, for `setup` commands (run after the config is
+    written, in the client's environment; `huiyi_install_argv`) to add."""
     client = CLIENTS["codex"]
     codex = str(installed("codex"))
     home.mkdir(parents=True, exist_ok=True)
@@ -453,8 +480,17 @@ def run_codex(
         env = _base_env(home, fake)
         env.update({"CODEX_HOME": str(codex_home), "FAKE_MODEL_API_KEY": DUMMY_KEY})
         env.update(extra_env or {})
+        runner = _Runner(fake, env, cwd)
+        setup_seconds = 0.0
+        setup_out: list[str] = []
+        for step in setup:
+            code, out, err, took, _ = runner(step, timeout=60)
+            setup_seconds += took
+            setup_out.append(out)
+            if code != 0:
+                raise RuntimeError(f"{step} failed (exit {code}):\n{out}\n{err}")
         argv = [codex, "exec", "--skip-git-repo-check", *extra_args, prompt]
-        code, out, err, took, timed_out = _Runner(fake, env, cwd)(argv, timeout=timeout)
+        code, out, err, took, timed_out = runner(argv, timeout=timeout)
         return Run(
             client="codex",
             version=client.version,
@@ -469,7 +505,9 @@ def run_codex(
             proxy_attempts=list(fake.proxy_attempts),
             logs=_logs(codex_home, "sessions/**/rollout-*.jsonl"),
             probe_log=probe_log,
+            setup_seconds=setup_seconds,
             timed_out=timed_out,
+            notes=setup_out,
         )
 
 
