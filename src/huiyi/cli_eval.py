@@ -1,4 +1,5 @@
-"""`huiyi eval KIND PATH`: score every search layer on a labelled set, next to plain BM25.
+"""`huiyi eval KIND PATH`: score every search layer on a labelled set, next to plain BM25;
+`huiyi eval gate PATH` scores the automatic-recall gate instead (`huiyi.eval.gate`).
 
 Thin on purpose: parse, load the set, call `huiyi.eval.harness.evaluate_set`, print. The set is
 indexed into a temporary HUIYI_HOME (the user's own index is never touched) unless
@@ -50,8 +51,14 @@ class _Status:
             self.open = False
 
 
+#: the set `huiyi eval gate` scores: not a search set, so not in `LOADERS`
+GATE = "gate"
+#: search-only options, refused for `huiyi eval gate`
+_SEARCH_ONLY = {"layer": "--layer", "embedder_spec": "--embedder", "limit_count": "--limit-queries"}
+
+
 @click.command(name="eval")
-@click.argument("kind", type=click.Choice(sorted(LOADERS)))
+@click.argument("kind", type=click.Choice([*sorted(LOADERS), GATE]))
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
 @click.option(
     "--layer",
@@ -81,9 +88,9 @@ class _Status:
     help="Keep the evaluation index in this directory and reuse it on the next run "
     "(default: a temporary directory, removed afterwards).",
 )
-@click.pass_obj
+@click.pass_context
 def eval_cmd(
-    hy: Huiyi,
+    ctx: click.Context,
     kind: str,
     path: Path,
     layer: str,
@@ -92,11 +99,24 @@ def eval_cmd(
     limit_count: int | None,
     index_home: Path | None,
 ) -> None:
-    """Score search on a labelled set: golden (ours), locomo or memdaily, at PATH.
+    """Score search on a labelled set: golden (ours), locomo or memdaily, at PATH; or the
+    automatic-recall gate on a gate set (`gate`).
 
     Prints hit@1/5/10, recall@5/10, MRR and nDCG@10 per layer and per category, next to a
-    plain BM25 baseline; negatives (queries nothing answers) are counted apart as neg>0.
+    plain BM25 baseline; negatives (queries nothing answers) are counted apart as neg>0. For
+    `gate`: coverage and false-positive rate, per split, language and category.
     """
+    hy: Huiyi = ctx.obj
+    if kind == GATE:
+        given = [
+            option
+            for name, option in _SEARCH_ONLY.items()
+            if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT
+        ]
+        if given:
+            raise click.UsageError(f"{given[0]} scores search sets, not the gate")
+        _eval_gate(hy, path, as_json=as_json, index_home=index_home)
+        return
     status = _Status()
     try:
         evalset = load(kind, path)
@@ -109,6 +129,26 @@ def eval_cmd(
             index_home=index_home,
             progress=status,
             settings=hy.settings,
+        )
+    except UsageError as exc:
+        raise click.UsageError(str(exc)) from exc
+    except HuiyiError as exc:
+        raise click.ClickException(str(exc)) from exc
+    finally:
+        status.close()
+    if as_json:
+        click.echo(json.dumps(report.as_json(), ensure_ascii=False, indent=2))
+    else:
+        click.echo(report.format_table())
+
+
+def _eval_gate(hy: Huiyi, path: Path, *, as_json: bool, index_home: Path | None) -> None:
+    from huiyi.eval.gate import evaluate_gate, load_gate
+
+    status = _Status()
+    try:
+        report = evaluate_gate(
+            load_gate(path), index_home=index_home, progress=status, settings=hy.settings
         )
     except UsageError as exc:
         raise click.UsageError(str(exc)) from exc

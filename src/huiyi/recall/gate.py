@@ -30,7 +30,7 @@ from enum import StrEnum
 
 from huiyi.config import Trigger
 from huiyi.recall.triggers import find_trigger
-from huiyi.text.tokenize import CJK_CLASS, STOPWORDS, terms
+from huiyi.text.tokenize import CJK_CLASS, STOPWORDS, terms, word_parts
 
 __all__ = [
     "BACKREF_PHRASES",
@@ -64,6 +64,9 @@ class Fragment:
 
     text: str
     units: tuple[tuple[str, ...], ...]
+    #: units spelled as names (an acronym, camelCase, a number, a compound such as
+    #: `max_connections`): what pins a fragment to one thing, so at least half must be found
+    names: tuple[tuple[str, ...], ...] = ()
 
     def coverage(self, passage_tokens: set[str]) -> tuple[float, tuple[str, ...]]:
         """Share of the fragment's units a passage holds, and the units it holds.
@@ -165,7 +168,7 @@ PROCESS_PHRASES: tuple[tuple[str, str], ...] = (
     ("back to work", _EN_RESUME + r"(?:get )?back to (?:work|it|the task|where we were)"),
     (
         "restarted",
-        r"(?:i |we )?(?:just )?(?:restarted|rebooted|relaunched|reopened)"
+        r"(?:i |we )?(?:just )?(?:restarted|rebooted|relaunched|reopened|restart)"
         r"(?: (?:the|my|your|this))?(?: session| terminal| machine| computer| laptop| ide| editor"
         r"| claude(?: code)?| codex| dsh| agent| app| everything)?",
     ),
@@ -181,7 +184,7 @@ PROCESS_PHRASES: tuple[tuple[str, str], ...] = (
         + _ZH_WORK
         + r")?)?"
         + _ZH_VERB
-        + r"?"
+        + r"{0,2}"
         + _ZH_END
         + _ZH_WORK
         + r"?"
@@ -228,12 +231,14 @@ _PROCESS = tuple((name, re.compile(pattern)) for name, pattern in PROCESS_PHRASE
 _FILLER = re.compile(
     r"(?:ok|okay|k|hi|hello|hey|yo|alright|all right|right|yes|yeah|yep|sure|cool|great|good"
     r"|thanks|thank you|please|pls|now|so|well|i'?m back|im back|back again|we'?re back"
+    r"|(?:hi|hey|hello|ok|okay) again"
     r"|好|好的|好吧|好嘞|行|行吧|可以|嗯|嗯嗯|哦|那|那么|你好|您好|哈喽|嗨|早|早上好|谢谢|辛苦了"
     r"|我回来了|回来了|我又来了|在吗|开始吧|来吧|go"
     r"|claude code|claude|codex|dsh|vs ?code|cursor|终端|电脑)"
 )
 _CLAUSE_SPLIT = re.compile(
-    rf"[,.!?;:，。！？；：、~…\n]+|\s+[-—–]+\s+|—+|(?<=[{CJK_CLASS}])\s+|\s+(?=[{CJK_CLASS}])"
+    rf"[,!?;，。！？；：、~…\n]+|[.:](?=\s|$)|\s+[-—–]+\s+|—+"
+    rf"|(?<=[{CJK_CLASS}])\s+|\s+(?=[{CJK_CLASS}])"
 )
 _SPACES = re.compile(r"\s+")
 
@@ -306,11 +311,15 @@ BACKREF_PHRASES: tuple[tuple[str, str], ...] = (
     ),
     (
         "you said earlier",
-        r"\b(?:you|we|i) (?:said|suggested|proposed|recommended|told me|wrote"
-        r"|found|decided|fixed|tried|used|picked|chose)(?: that)? (?:earlier|before|previously"
-        r"|yesterday|last week|the other day)\b|\b(?:earlier|previously|yesterday|last week"
-        r"|the other day|this morning),? (?:you|we|i) (?:said|suggested|mentioned|proposed|wrote"
-        r"|found|fixed|decided|discussed|talked about|tried|used|had|did|were|picked|chose)\b",
+        # a word of saying may stand apart from its time ("you suggested X earlier"); a word
+        # of doing may not ("have you used Redis before?" asks, it does not point back)
+        r"\b(?:you|we|i) (?:said|suggested|proposed|recommended|told me|mentioned)"
+        r"(?: [^\s,.;!?]+){0,8}? (?:earlier|before|previously|yesterday|last week|the other day)\b"
+        r"|\b(?:you|we|i) (?:wrote|found|decided|fixed|tried|used|picked|chose)(?: that)? "
+        r"(?:earlier|previously|yesterday|last week|the other day)\b"
+        r"|\b(?:earlier|previously|yesterday|last week|the other day|this morning),? (?:you|we|i)"
+        r" (?:said|suggested|mentioned|proposed|wrote|found|fixed|decided|discussed|talked about"
+        r"|tried|used|had|did|were|picked|chose)\b",
     ),
     (
         "what did we decide",
@@ -319,7 +328,7 @@ BACKREF_PHRASES: tuple[tuple[str, str], ...] = (
     ),
     (
         "之前说",
-        rf"(?:^|(?<=[们你我家他她,，\s]))(?:之前|以前|先前|此前|原先)(?!说明)"
+        rf"(?:^|(?<=[,，\s])|{_ZH_WHO}|他|她)(?:之前|以前|先前|此前|原先)(?!说明)"
         rf"{_ZH_WHO}?(?:{_ZH_SAY}|{_ZH_DO}|那个|那次|那套|的那个|给的)(?:到|过)?(?:的)?",
     ),
     (
@@ -374,9 +383,25 @@ GENERIC_UNITS = frozenset(
 )
 
 
-def _units(text: str) -> tuple[tuple[str, ...], ...]:
+_LATIN_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_./:\\-]*")
+#: `TTLs`, `APIs`: an acronym's plural, read as the acronym
+_ACRONYM_PLURAL = re.compile(r"\b([A-Z]{2,})s\b")
+
+
+def _is_name(word: str, parts: list[str]) -> bool:
+    return len(parts) > 1 or any(c.isdigit() or c.isupper() for c in word[1:])
+
+
+def _units(text: str) -> tuple[tuple[tuple[str, ...], ...], tuple[tuple[str, ...], ...]]:
+    """The fragment's units and, among them, its names (see `Fragment`)."""
+    text = _ACRONYM_PLURAL.sub(r"\1", _ZH_FILLER.sub(" ", text))
+    names = {
+        tuple(parts)
+        for word in _LATIN_WORD.findall(text)
+        if _is_name(word, parts := word_parts(word))
+    }
     units: list[tuple[str, ...]] = []
-    for term in terms(_ZH_FILLER.sub(" ", text)):
+    for term in terms(text):
         if term.cjk:
             if len(term.parts) == 1 and len(term.parts[0]) < 2:
                 continue  # one character alone says nothing
@@ -385,7 +410,8 @@ def _units(text: str) -> tuple[tuple[str, ...], ...]:
             if len(term.parts) == 1 and len(term.parts[0]) < 2:
                 continue
             units.append(term.parts)
-    return tuple(dict.fromkeys(units))
+    kept = tuple(dict.fromkeys(units))
+    return kept, tuple(u for u in kept if u in names)
 
 
 def _clauses(text: str) -> list[tuple[int, int]]:
@@ -406,13 +432,14 @@ def fragment_of(text: str, phrase: re.Match[str]) -> Fragment:
     at = next((n for n, (a, b) in enumerate(clauses) if a <= phrase.start() < b), 0)
     pieces: list[str] = []
     units: tuple[tuple[str, ...], ...] = ()
+    names: tuple[tuple[str, ...], ...] = ()
     for a, b in clauses[at : at + 3]:
         piece = _ANY_BACKREF.sub(" ", text[a:b]).strip()
         pieces.append(piece)
-        units = _units(" ".join(pieces))
+        units, names = _units(" ".join(pieces))
         if any(_specific(u) for u in units):
             break
-    return Fragment(" ".join(p for p in pieces if p), units)
+    return Fragment(" ".join(p for p in pieces if p), units, names)
 
 
 def joined(unit: tuple[str, ...]) -> str:
@@ -431,6 +458,21 @@ def _specific(unit: tuple[str, ...]) -> bool:
 #: 怎么解决的", "does /livez need the same") is rarely in history, the topic is.
 MIN_COVERAGE = 0.5
 MIN_FOUND = 2
+
+
+def _enough(fragment: Fragment, evidence: Evidence) -> bool:
+    """Whether the evidence shows the fragment occurred: enough of it in one place, at least
+    `MIN_FOUND` units (a found name counts twice: `replay_dead_letter` alone is specific), half
+    of its names, and not only generic words."""
+    found = set(evidence.found)
+    names = [joined(n) for n in fragment.names]
+    weight = sum(2 if u in names else 1 for u in found)
+    return (
+        evidence.coverage >= MIN_COVERAGE
+        and weight >= min(MIN_FOUND, len(fragment.units))
+        and 2 * sum(1 for n in names if n in found) >= len(names)
+        and not found <= GENERIC_UNITS
+    )
 
 
 def decide(prompt: str, triggers: Sequence[Trigger], probe: Probe) -> Decision:
@@ -459,12 +501,7 @@ def decide(prompt: str, triggers: Sequence[Trigger], probe: Probe) -> Decision:
             reasons.append(f'back-reference "{name}" with nothing specific to look for')
             continue
         evidence = probe(fragment)
-        if (
-            evidence is None
-            or evidence.coverage < MIN_COVERAGE
-            or len(evidence.found) < min(MIN_FOUND, len(fragment.units))
-            or all(unit in GENERIC_UNITS for unit in evidence.found)
-        ):
+        if evidence is None or not _enough(fragment, evidence):
             best = f" (best match {evidence.coverage:.0%})" if evidence else ""
             reasons.append(
                 f'back-reference "{name}": "{fragment.text}" not found earlier in this '
