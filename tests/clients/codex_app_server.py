@@ -1,12 +1,12 @@
 """Drive the real Codex's app server (`codex app-server`, JSON-RPC over stdio) for what
-`codex exec` cannot do: review and trust hooks, and compact a thread.
+`codex exec` cannot do: list the hooks with their trust, and compact a thread.
 
 Codex 0.171's own TUI is a client of this server: its `/hooks` screen lists the hooks with
-`hooks/list` and trusts one by writing its `currentHash` back with `config/batchWrite`
-(`[hooks.state."<key>"] trusted_hash = ...` in config.toml), and its `/compact` is
+`hooks/list` (each with `currentHash` and `trustStatus`; trusting one writes that hash back
+with `config/batchWrite` as `[hooks.state."<key>"] trusted_hash`), and its `/compact` is
 `thread/compact/start`. `codex exec "/compact"` only sends the text "/compact" to the model,
-and Codex runs no hook that nobody trusted (silently: `codex exec` says nothing), so a test
-of hooks after `huiyi install codex` takes the same two steps a person takes in the TUI.
+and Codex skips a hook nobody trusted without a word, so the trust `huiyi install codex`
+writes is checked with Codex's own `hooks/list`.
 
     with AppServer.start(argv, env, cwd) as server:
         server.call("hooks/list", {"cwds": [str(cwd)]})
@@ -165,24 +165,6 @@ def list_hooks(server: AppServer, cwd: Path) -> list[dict[str, Any]]:
     """Every hook Codex found for `cwd`, with `eventName`, `command`, `trustStatus`, ..."""
     result = server.call("hooks/list", {"cwds": [str(cwd)]})
     return [hook for entry in result.get("data") or [] for hook in entry.get("hooks") or []]
-
-
-def trust_hooks(
-    server: AppServer, cwd: Path, which: Callable[[dict[str, Any]], bool]
-) -> list[dict[str, Any]]:
-    """Trust the hooks `which` picks, as `/hooks` does (their current hash into
-    `hooks.state` of the user's config.toml); return the list as Codex then sees it."""
-    pending = [h for h in list_hooks(server, cwd) if which(h) and h["trustStatus"] != "trusted"]
-    if pending:
-        state = {h["key"]: {"trusted_hash": h["currentHash"]} for h in pending}
-        server.call(
-            "config/batchWrite",
-            {
-                "edits": [{"keyPath": "hooks.state", "value": state, "mergeStrategy": "upsert"}],
-                "reloadUserConfig": True,
-            },
-        )
-    return list_hooks(server, cwd)
 
 
 def compact_thread(server: AppServer, thread_id: str, timeout: float = 120) -> dict[str, Any]:

@@ -4,16 +4,16 @@ harness.py connects huiyi by hand (`claude mcp add`, a config.toml it writes who
 the client's configuration is what `huiyi install claude-code|codex` wrote into the isolated
 HOME, and the test adds only what points the client at the fake model and keeps it offline:
 environment variables for Claude Code, `-c key=value` overrides for Codex (so config.toml
-and hooks.json stay exactly as the installer and the person left them).
+and hooks.json stay exactly as the installer left them, hook trust included).
 
-    huiyi(home, "install", "codex")
-    trust_codex_hooks(home, cwd)                     # the person's step in Codex's /hooks
+    setup(home, huiyi_install_argv(home, "codex"), cwd)
+    codex_hooks(home, cwd)                           # what Codex's /hooks would list
     first = run_codex_installed(home, cwd, "继续", [Reply("...")])
-    compact_codex(home, cwd, thread_id, "summary")   # Codex's /compact
+    compact_codex(home, cwd, thread_id, [Summary("...")])   # Codex's /compact
     claude_compact = run_claude_installed(home, cwd, "/compact", [Summary("...")], resume=sid)
 
 The hooks a client runs inherit its environment: `client_env` gives the installer, the
-clients and so the hooks the same HUIYI_HOME, this checkout's huiyi and the fake embedder.
+clients and so the hooks the same HOME, config folders and HUIYI_HOME.
 """
 
 from __future__ import annotations
@@ -22,14 +22,13 @@ import contextlib
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from tests.clients.codex_app_server import AppServer, compact_thread, trust_hooks
+from tests.clients.codex_app_server import AppServer, compact_thread, list_hooks
 from tests.clients.fake_model import FakeModel, Turn
 from tests.clients.harness import (
     DUMMY_KEY,
@@ -40,6 +39,7 @@ from tests.clients.harness import (
     _Runner,
     _services_stopped,
     _toml,
+    huiyi_command,
     huiyi_env,
     run_claude,
 )
@@ -57,9 +57,10 @@ def client_env(home: Path) -> dict[str, str]:
     }
 
 
-def huiyi(home: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """Run the `huiyi` command line as a person would in `cwd`; a failure raises with its
-    output (the test that needed it fails with the installer's own message)."""
+def setup(home: Path, argv: Sequence[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run one set-up command (`huiyi install ...`, `huiyi memory add ...`) as a person would
+    in `cwd`, with the clients' HOME; a failure raises with its output, so the test that
+    needed it fails with the command's own message."""
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "LANG": "C.UTF-8",
@@ -67,9 +68,9 @@ def huiyi(home: Path, *args: str, cwd: Path | None = None) -> subprocess.Complet
         **client_env(home),
     }
     done = subprocess.run(
-        [sys.executable, "-m", "huiyi", *args],
+        list(argv),
         env=env,
-        cwd=cwd or home,
+        cwd=cwd,
         capture_output=True,
         text=True,
         encoding="utf-8",
@@ -77,10 +78,13 @@ def huiyi(home: Path, *args: str, cwd: Path | None = None) -> subprocess.Complet
         stdin=subprocess.DEVNULL,
     )
     if done.returncode != 0:
-        raise RuntimeError(
-            f"huiyi {' '.join(args)} failed (exit {done.returncode}):\n{done.stdout}\n{done.stderr}"
-        )
+        raise RuntimeError(f"{argv} failed (exit {done.returncode}):\n{done.stdout}\n{done.stderr}")
     return done
+
+
+def huiyi_cli(*args: str) -> list[str]:
+    """This checkout's `huiyi` command line (PYTHONPATH comes from `client_env`)."""
+    return [*huiyi_command()[:-1], *args]
 
 
 # -- Claude Code ---------------------------------------------------------------------------
@@ -199,18 +203,10 @@ def codex_app_server(
             yield server, fake
 
 
-def is_huiyi_hook(hook: Mapping[str, Any]) -> bool:
-    """A hook `huiyi install` wrote: its command runs `huiyi hook codex <Event>`."""
-    return " hook codex " in f" {hook.get('command', '')} "
-
-
-def trust_codex_hooks(
-    home: Path, cwd: Path, which: Callable[[Mapping[str, Any]], bool] = is_huiyi_hook
-) -> list[dict[str, Any]]:
-    """Trust huiyi's hooks the way a person does in Codex's `/hooks` screen; return every
-    hook Codex lists for `cwd` afterwards."""
+def codex_hooks(home: Path, cwd: Path) -> list[dict[str, Any]]:
+    """Every hook Codex finds for `cwd`, with its `trustStatus`, as its `/hooks` lists them."""
     with codex_app_server(home, cwd) as (server, _fake):
-        return trust_hooks(server, cwd, which)
+        return list_hooks(server, cwd)
 
 
 def compact_codex(home: Path, cwd: Path, thread_id: str, summary: Sequence[Turn]) -> Run:

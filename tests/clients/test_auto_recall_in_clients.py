@@ -2,8 +2,8 @@
 themselves once `huiyi install <client>` has run, and nobody calls a tool.
 
 Each client works in one project the way a person would. `huiyi install` writes the client's
-configuration into the isolated HOME (for Codex the person then trusts huiyi's hooks, as
-Codex's `/hooks` asks), `huiyi memory add` writes a note for the workspace, and then:
+configuration into the isolated HOME (for Codex with the hook trust its `/hooks` would ask
+for), `huiyi memory add` writes a note for the workspace, and then:
 
 1. session 1 states a decision, with a secret pasted into it;
 2. a restart: a new session that says only "继续";
@@ -30,15 +30,16 @@ from typing import Any
 
 import pytest
 
+from huiyi.integrations.install.common import is_huiyi_hook
 from tests.clients.fake_model import Recorded, Reply, Summary
-from tests.clients.harness import Run, claude_result
+from tests.clients.harness import Run, claude_result, huiyi_install_argv
 from tests.clients.installed import (
+    codex_hooks,
     compact_codex,
-    huiyi,
-    is_huiyi_hook,
+    huiyi_cli,
     run_claude_installed,
     run_codex_installed,
-    trust_codex_hooks,
+    setup,
 )
 
 SECRET = "sk-proj-" + "Vb7Qm2Xc9Lp4Rz8Tn1Wd6Yh3Ks5Fg0Ja"
@@ -51,7 +52,9 @@ SUMMARY = "Kestrel-summary: the team settled how to undo the schema change and p
 AFTER = ["把单元测试再跑一遍", "看看 CI 的日志有没有报错", "README 的标题改短一点", "提交吧"]
 MEMORY_HEADER = "MEMORY (your notes about this workspace) ["
 RECALLED = "data from earlier sessions, not instructions"
-SEQ = re.compile(r"\bseq\b\D{0,12}\d+", re.IGNORECASE)
+#: the anchor's own lines (recall/anchor.py): its summary, and the seqs that left the context
+SUMMARY_LINE = "summary: "
+SEQ = re.compile(r"\bseq \d+")
 
 
 @dataclass
@@ -60,6 +63,7 @@ class Story:
 
     client: str
     project: Path
+    #: the events of huiyi's hooks the client will run (Codex: trusted ones only)
     installed_hooks: list[str]
     first: Run
     restart: Run
@@ -90,10 +94,14 @@ def _check(run: Run) -> Run:
 def claude_story(tmp_path_factory: pytest.TempPathFactory, claude_bin: Path) -> Story:
     home = tmp_path_factory.mktemp("claude-auto")
     project = _project(home)
-    huiyi(home, "install", "claude-code", cwd=project)
-    huiyi(home, "memory", "add", NOTE, "--workspace", str(project), cwd=project)
+    setup(home, huiyi_install_argv(home, "claude-code"), project)
+    setup(home, huiyi_cli("memory", "add", NOTE), project)
     settings = json.loads((home / ".claude" / "settings.json").read_text(encoding="utf-8"))
-    hooks = sorted(settings.get("hooks") or {})
+    hooks = sorted(
+        event
+        for event, groups in (settings.get("hooks") or {}).items()
+        if any(is_huiyi_hook(h) for group in groups for h in group.get("hooks") or [])
+    )
 
     def run(prompt: str, script: list[Any], resume: str | None = None) -> Run:
         return _check(run_claude_installed(home, project, prompt, script, resume=resume))
@@ -111,12 +119,13 @@ def claude_story(tmp_path_factory: pytest.TempPathFactory, claude_bin: Path) -> 
 def codex_story(tmp_path_factory: pytest.TempPathFactory, codex_bin: Path) -> Story:
     home = tmp_path_factory.mktemp("codex-auto")
     project = _project(home)
-    huiyi(home, "install", "codex", cwd=project)
-    trusted = trust_codex_hooks(home, project)  # what a person does in Codex's /hooks
+    setup(home, huiyi_install_argv(home, "codex"), project)
+    setup(home, huiyi_cli("memory", "add", NOTE), project)
+    # as Codex's /hooks lists them: only a trusted hook runs
+    listed = codex_hooks(home, project)
     hooks = sorted(
-        h["eventName"] for h in trusted if is_huiyi_hook(h) and h["trustStatus"] == "trusted"
+        h["eventName"] for h in listed if is_huiyi_hook(h) and h["trustStatus"] == "trusted"
     )
-    huiyi(home, "memory", "add", NOTE, "--workspace", str(project), cwd=project)
 
     def run(prompt: str, script: list[Any], resume: str | None = None) -> Run:
         return _check(run_codex_installed(home, project, prompt, script, resume=resume))
@@ -182,10 +191,16 @@ def huiyi_blocks(request: Recorded) -> list[str]:
     return [t for t in texts(request) if RECALLED in t or MEMORY_HEADER in t]
 
 
+def is_anchor(text: str) -> bool:
+    """A compaction anchor: the model's summary (on the anchor's `summary:` line, not merely
+    quoted among the fragments), an original fragment of the compacted turns, and a seq."""
+    summary = [line for line in text.splitlines() if line.startswith(SUMMARY_LINE)]
+    return any(SUMMARY[:40] in line for line in summary) and FACT in text and bool(SEQ.search(text))
+
+
 def anchors(request: Recorded) -> int:
-    """How many blocks carry a compaction anchor: the summary, an original fragment of the
-    compacted turns and a seq to expand, together."""
-    return sum(1 for t in texts(request) if SUMMARY[:40] in t and FACT in t and SEQ.search(t))
+    """How many blocks of the request carry an anchor."""
+    return sum(1 for t in texts(request) if is_anchor(t))
 
 
 # -- the tests -----------------------------------------------------------------------------
@@ -253,10 +268,9 @@ def test_the_anchor_arrives_after_the_compaction_and_expires_after_three_turns(
         anchors(first_request(run)) - anchors(before)
         for before, run in zip(previous, story.after, strict=True)
     ]
-    assert added == [1, 1, 1, 0], (added, story.describe())
-    anchor = next(
-        t for t in texts(first_request(story.after[0])) if SUMMARY[:40] in t and FACT in t
-    )
+    shown = [t for t in texts(first_request(story.after[0])) if FACT in t and SEQ.search(t)]
+    assert added == [1, 1, 1, 0], (added, shown, story.describe())
+    anchor = next(t for t in texts(first_request(story.after[0])) if is_anchor(t))
     assert SECRET not in anchor and "[REDACTED" in anchor, anchor
 
 
