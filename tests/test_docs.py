@@ -27,11 +27,13 @@ import huiyi
 from huiyi.api import Huiyi
 from huiyi.cli import main
 from huiyi.config import Settings
+from huiyi.integrations import hook_front, hooks
 from huiyi.integrations.context import MAX_AGE_SECONDS, MAX_LOGS, CallerFinder
 from huiyi.integrations.mcp_server import HuiyiMCP
 from huiyi.memory.extract import DEBOUNCE_S, MAX_FACTS
 from huiyi.memory.search import HALF_LIFE_DAYS, HIT_WEIGHT, K1, B
 from huiyi.memory.tools import STOP_AFTER
+from huiyi.recall import anchor
 from huiyi.recall.tools import (
     EXPAND_MAX,
     HISTORY_MAX,
@@ -317,6 +319,17 @@ CLAIMS = [
     claim("docs/eval.md", r"`COVERAGE_GATE = ([\d.]+)`", fusion.COVERAGE_GATE),
     claim("docs/eval.md", r"(\d+)% is the lowest\s+coverage", fusion.COVERAGE_GATE * 100),
     claim("docs/eval.md", r"`DEPTH = (\d+)` kept", fusion.DEPTH),
+    claim("docs/hooks.md", r"summary \(at most (\d+) characters\)", anchor.SUMMARY_CHARS),
+    claim("docs/hooks.md", r"up to (\d+) original fragments", anchor.FRAGMENTS),
+    claim("docs/hooks.md", r"each at most (\d+)\s+characters\)", anchor.FRAGMENT_CHARS),
+    claim("docs/hooks.md", r"offered for (\d+) turns", anchor.ANCHOR_TURNS),
+    claim("docs/hooks.md", r"more than (\d+) hours after it\s+happened", anchor.FRESH_MS / 3.6e6),
+    claim("docs/hooks.md", r"waits for it, at most (\d+) s", hooks.COMPACT_WAIT_SECONDS),
+    claim("docs/hooks.md", r"the (\d+) most recent", hooks.STATE_SESSIONS),
+    claim("docs/hooks.md", r"waits at most ([\d.]+) s for the index\s+writer", hooks.LOCK_SECONDS),
+    claim("docs/hooks.md", r"more than (\d+) MiB of\s+input", hook_front.MAX_INPUT_BYTES / 2**20),
+    claim("docs/hooks.md", r"passes (\d+) KiB", hook_front.LOG_MAX_BYTES / 1024),
+    claim("docs/hooks.md", r"`maxInjectChars` \(([\d,]+) by default\)", INJECT_DEFAULT),
 ]
 
 
