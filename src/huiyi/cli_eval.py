@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 import click
 
@@ -24,6 +25,7 @@ from huiyi.eval.harness import LAYERS, evaluate_set, limit_queries, parse_layers
 
 if TYPE_CHECKING:
     from huiyi.api import Huiyi
+    from huiyi.eval.runner import Report
 
 __all__ = ["eval_cmd"]
 
@@ -108,6 +110,8 @@ def eval_cmd(
     """
     hy: Huiyi = ctx.obj
     if kind == GATE:
+        from huiyi.eval.gate import evaluate_gate, load_gate
+
         given = [
             option
             for name, option in _SEARCH_ONLY.items()
@@ -115,41 +119,42 @@ def eval_cmd(
         ]
         if given:
             raise click.UsageError(f"{given[0]} scores search sets, not the gate")
-        _eval_gate(hy, path, as_json=as_json, index_home=index_home)
+        _report(
+            lambda progress: evaluate_gate(
+                load_gate(path), index_home=index_home, progress=progress, settings=hy.settings
+            ),
+            as_json=as_json,
+        )
         return
-    status = _Status()
-    try:
+
+    def search_report(progress: Callable[[str], None]) -> Report:
         evalset = load(kind, path)
         if limit_count is not None:
             evalset = limit_queries(evalset, limit_count)
-        report = evaluate_set(
+        return evaluate_set(
             evalset,
             layers=parse_layers(layer),
             embedder=embedder_spec,
             index_home=index_home,
-            progress=status,
+            progress=progress,
             settings=hy.settings,
         )
-    except UsageError as exc:
-        raise click.UsageError(str(exc)) from exc
-    except HuiyiError as exc:
-        raise click.ClickException(str(exc)) from exc
-    finally:
-        status.close()
-    if as_json:
-        click.echo(json.dumps(report.as_json(), ensure_ascii=False, indent=2))
-    else:
-        click.echo(report.format_table())
+
+    _report(search_report, as_json=as_json)
 
 
-def _eval_gate(hy: Huiyi, path: Path, *, as_json: bool, index_home: Path | None) -> None:
-    from huiyi.eval.gate import evaluate_gate, load_gate
+class _Printable(Protocol):
+    def as_json(self) -> dict[str, Any]: ...
 
+    def format_table(self) -> str: ...
+
+
+def _report(make: Callable[[Callable[[str], None]], _Printable], *, as_json: bool) -> None:
+    """Run an evaluation with status lines on stderr; print its report; known errors become
+    one line."""
     status = _Status()
     try:
-        report = evaluate_gate(
-            load_gate(path), index_home=index_home, progress=status, settings=hy.settings
-        )
+        report = make(status)
     except UsageError as exc:
         raise click.UsageError(str(exc)) from exc
     except HuiyiError as exc:

@@ -26,14 +26,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from huiyi.config import DEFAULT_TRIGGERS, Settings, Trigger
 from huiyi.errors import EvalError, UsageError
-from huiyi.eval.datasets import EvalSet, golden_from_obj, to_generic_jsonl
-from huiyi.eval.harness import index_home_dir
+from huiyi.eval.datasets import EvalSet, golden_from_obj
+from huiyi.eval.harness import indexed
 from huiyi.recall.auto import HistoryProbe
 from huiyi.recall.gate import Decision, Fire, decide
 from huiyi.recall.scope import CallerContext
@@ -282,36 +282,21 @@ def evaluate_gate(
     settings: Settings | None = None,
 ) -> GateReport:
     """Index the set's history into a temporary home and ask the gate about every case."""
-    from huiyi.api import Huiyi
     from huiyi.store import queries
 
     base = settings if settings is not None else Settings.from_env()
     history = gateset.history
-    with index_home_dir(index_home) as home:
-        export = home / "export"
-        to_generic_jsonl(history, export)
-        hy = Huiyi(settings=replace(base, home=home / "huiyi"), embedder="none")
-        try:
-            if progress is not None:
-                progress(f"indexing {sum(len(s.events) for s in history.sessions)} events")
-            report = hy.index(jsonl=[export])
-            errors = [e for r in report.sources.values() for e in r.errors]
-            if errors:
-                raise EvalError(f"indexing the gate set's history failed: {errors[0]}")
-            missing = [
-                s.id for s in history.sessions if queries.session_by_id(hy.conn, s.id) is None
-            ]
-            if missing:
-                raise EvalError(f"sessions of the history were not indexed: {missing[:3]}")
-            if progress is not None:
-                progress(f"asking the gate about {len(gateset.cases)} messages")
-            results = []
-            for case in gateset.cases:
-                ctx = CallerContext(hy.resolve_workspace(case.workspace), f"gate-eval-{case.id}")
-                decision = decide(case.text, gateset.triggers, HistoryProbe(hy.conn, ctx))
-                results.append(CaseResult(case, decision))
-        finally:
-            hy.close()
+    with indexed(history, base, index_home=index_home, embedder="none", progress=progress) as hy:
+        missing = [s.id for s in history.sessions if queries.session_by_id(hy.conn, s.id) is None]
+        if missing:
+            raise EvalError(f"sessions of the history were not indexed: {missing[:3]}")
+        if progress is not None:
+            progress(f"asking the gate about {len(gateset.cases)} messages")
+        results = []
+        for case in gateset.cases:
+            ctx = CallerContext(hy.resolve_workspace(case.workspace), f"gate-eval-{case.id}")
+            decision = decide(case.text, gateset.triggers, HistoryProbe(hy.conn, ctx))
+            results.append(CaseResult(case, decision))
     info: dict[str, object] = {
         "sessions": len(history.sessions),
         "events": sum(len(s.events) for s in history.sessions),

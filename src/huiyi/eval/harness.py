@@ -133,6 +133,35 @@ def index_home_dir(index_home: Path | None) -> Iterator[Path]:
         yield Path(tmp)
 
 
+@contextmanager
+def indexed(
+    evalset: EvalSet,
+    settings: Settings,
+    *,
+    index_home: Path | None,
+    embedder: Embedder | str | None,
+    progress: Progress | None,
+) -> Iterator[Huiyi]:
+    """A `Huiyi` over `evalset` alone: written out as generic JSONL and indexed through the
+    path a user's import takes, in `index_home` or a temporary home removed afterwards."""
+    from huiyi.api import Huiyi
+
+    with index_home_dir(index_home) as home:
+        export = home / "export"
+        to_generic_jsonl(evalset, export)
+        hy = Huiyi(settings=replace(settings, home=home / "huiyi"), embedder=embedder)
+        try:
+            if progress is not None:
+                progress(f"indexing {sum(len(s.events) for s in evalset.sessions)} events")
+            report = hy.index(jsonl=[export])
+            errors = [e for r in report.sources.values() for e in r.errors]
+            if errors:
+                raise EvalError(f"indexing the exported set failed: {errors[0]}")
+            yield hy
+        finally:
+            hy.close()
+
+
 def _require_baseline_packages() -> None:
     """The baseline needs the `eval` extra; say so instead of failing halfway with a traceback."""
     try:
@@ -220,7 +249,6 @@ def evaluate_set(
     embeds nothing new) instead of a directory removed afterwards. `progress` receives
     one-line status messages (the CLI prints them on stderr).
     """
-    from huiyi.api import Huiyi
     from huiyi.eval.baseline import Bm25Baseline
     from huiyi.search.embed import make_embedder
 
@@ -237,39 +265,25 @@ def evaluate_set(
     if baseline:
         _require_baseline_packages()
         runs.append(run(evalset, Bm25Baseline(evalset), layer=BASELINE))
-    with index_home_dir(index_home) as home:
-        export = home / "export"
-        to_generic_jsonl(evalset, export)
-        hy = Huiyi(settings=replace(base, home=home / "huiyi"), embedder=embedder)
-        try:
-            if progress is not None:
-                progress(f"indexing {sum(len(s.events) for s in evalset.sessions)} events")
-            report = hy.index(jsonl=[export])
-            errors = [e for r in report.sources.values() for e in r.errors]
-            if errors:
-                raise EvalError(f"indexing the exported set failed: {errors[0]}")
-            info["events"] = sum(len(s.events) for s in evalset.sessions)
-            info["events_not_indexed"] = _check_index(hy, evalset)
-            no_vectors: str | None = None
-            if NEEDS_VECTORS.intersection(layers):
-                semantic = hy.semantic
-                info["embedder"] = semantic.model if semantic is not None else "none"
-                _embed(hy, info, progress)
-                embedded, embeddable = hy.coverage(all_workspaces=True)
-                info["coverage"] = f"{embedded}/{embeddable}"
-                if embedded == 0:
-                    no_vectors = "no vectors to search: " + str(
-                        info.get("embedding_error", "nothing was embedded")
-                    )
-            for layer in layers:
-                if progress is not None:
-                    progress(f"searching {len(evalset.queries)} queries: {layer}")
-                search = LayerSearch(
-                    hy, layer, unavailable=no_vectors if layer == "semantic" else None
+    with indexed(evalset, base, index_home=index_home, embedder=embedder, progress=progress) as hy:
+        info["events"] = sum(len(s.events) for s in evalset.sessions)
+        info["events_not_indexed"] = _check_index(hy, evalset)
+        no_vectors: str | None = None
+        if NEEDS_VECTORS.intersection(layers):
+            semantic = hy.semantic
+            info["embedder"] = semantic.model if semantic is not None else "none"
+            _embed(hy, info, progress)
+            embedded, embeddable = hy.coverage(all_workspaces=True)
+            info["coverage"] = f"{embedded}/{embeddable}"
+            if embedded == 0:
+                no_vectors = "no vectors to search: " + str(
+                    info.get("embedding_error", "nothing was embedded")
                 )
-                layer_run = run(evalset, search, layer=layer)
-                layer_run.ran = dict(search.ran)
-                runs.append(layer_run)
-        finally:
-            hy.close()
+        for layer in layers:
+            if progress is not None:
+                progress(f"searching {len(evalset.queries)} queries: {layer}")
+            search = LayerSearch(hy, layer, unavailable=no_vectors if layer == "semantic" else None)
+            layer_run = run(evalset, search, layer=layer)
+            layer_run.ran = dict(search.ran)
+            runs.append(layer_run)
     return Report(evalset.name, runs, evalset.skipped, info)

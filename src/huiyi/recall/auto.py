@@ -16,7 +16,8 @@ with a `HistoryProbe` over the caller's scope, then builds the one injection for
 Every answer leaves through the safety exit and must fit the recall's `max_inject_chars`
 (envelope included): a longer answer is retried with fewer results, and when nothing fits, or
 nothing relevant was found, the answer is None and nothing is injected. The probe reads
-lexically only (no embedding: a hook must never wait on a model), through the same scope as
+lexically only (no embedding: a hook must never wait on a model; no trigram layer either, see
+`PROBE_LAYERS`), through the same scope as
 the tools, so it never looks wider than the caller's workspace and never at private sessions;
 huiyi's own tool traffic is not in the index, and text that carries huiyi's envelope (its own
 injections, as a harness logged them) is never evidence nor a previous topic.
@@ -42,12 +43,20 @@ from huiyi.text.tokenize import tokens
 
 __all__ = ["HistoryProbe", "decide_prompt", "previous_topic", "prompt_recall"]
 
-#: hits of the lexical and fuzzy layers the probe weighs, per place it looks
-PROBE_HITS = 20
+#: The probe reads the lexical layer only. The fuzzy layer re-scores 600 trigram candidates
+#: per query: on a 100,000-event workspace that was three quarters of the gate's time (p95
+#: 500 ms per prompt), and the unit coverage that decides afterwards wants the words anyway.
+PROBE_LAYERS = ("lexical",)
+#: hits the probe weighs, per place it looks
+PROBE_HITS = 10
 #: seconds the probe's searches may take in all
 PROBE_SECONDS = 1.0
-#: how many recall_history results an injection starts with (fewer when they do not fit)
+#: how many recall_history results an injection starts with (fewer when they do not fit) ...
 INJECT_RESULTS = (5, 3, 2, 1)
+#: ... estimated from these sizes: a result (title line and a snippet of at most 240 units),
+#: and the envelope, header and footer lines around them
+RESULT_CHARS = 400
+ENVELOPE_CHARS = 600
 #: the previous topic: this many of the last human and assistant messages ...
 TOPIC_MESSAGES = 6
 #: ... each cut to this many characters
@@ -70,13 +79,17 @@ class HistoryProbe:
         self.conn = conn
         self.scope = Scope(conn, ctx)
         self.current = self.scope.current()
+        #: whether the caller's session has a compacted part (else it holds no history)
+        self.compacted = self.current is not None and bool(
+            queries.count_events(conn, self.current.sid, surface=Surface.SHADOWED)
+        )
 
     def __call__(self, fragment: Fragment) -> Evidence | None:
         text = " ".join(joined(unit) for unit in fragment.units)
         places: list[tuple[Filter, bool]] = []
         if not self.scope.narrowed:
             places.append((self.scope.search_filter(), False))
-        if self.current is not None:
+        if self.current is not None and self.compacted:
             own = Filter(
                 workspace=self.scope.workspace,
                 only_sessions=frozenset({self.current.session.id}),
@@ -89,7 +102,7 @@ class HistoryProbe:
                 text,
                 flt,
                 limit=PROBE_HITS,
-                layers=("lexical", "fuzzy"),
+                layers=PROBE_LAYERS,
                 seconds=PROBE_SECONDS / len(places),
             )
             for hit in result.hits:
@@ -142,13 +155,19 @@ def prompt_recall(recall: Recall, prompt: str, triggers: Sequence[Trigger]) -> D
     if decision.kind is Fire.PROCESS:
         return previous_topic(recall)
     if decision.kind is Fire.BACKREF and decision.evidence is not None:
-        evidence = decision.evidence
-        if recall.ctx.session_id == evidence.session_id:
-            around = recall.expand(seq=evidence.seq, before=2, after=2)
-            return _fits(recall, around) or _fits(
-                recall, recall.expand(seq=evidence.seq, before=0, after=0)
-            )
-        return _search(recall, decision.query or "")
+        return _passage(recall, decision.evidence) or _search(recall, decision.query or "")
+    return None
+
+
+def _passage(recall: Recall, evidence: Evidence) -> Delivered | None:
+    """The exact text where the probe found the fragment, with a neighbour on each side when
+    that fits: the answer is already known, so no second search (on a large workspace that
+    search cost more than the whole gate). The session is opened through the recall's scope."""
+    session = None if evidence.session_id == recall.ctx.session_id else evidence.session_id
+    for around in (1, 0):
+        delivered = recall.expand(seq=evidence.seq, session_id=session, before=around, after=around)
+        if len(delivered.text) <= recall.max_inject_chars:
+            return delivered
     return None
 
 
@@ -164,7 +183,10 @@ _NOTHING_COMPACTED = "recall_history: nothing has been compacted away"
 
 
 def _search(recall: Recall, query: str) -> Delivered | None:
-    for limit in INJECT_RESULTS:
+    """`recall_history` for the query with as many results as fit (each search costs, so the
+    first try is sized to the budget: a result takes about `RESULT_CHARS`)."""
+    fitting = max(1, (recall.max_inject_chars - ENVELOPE_CHARS) // RESULT_CHARS)
+    for limit in [n for n in INJECT_RESULTS if n <= fitting] or [1]:
         delivered = recall.history(query, limit=limit)
         if _NO_RESULTS in delivered.text:
             return None

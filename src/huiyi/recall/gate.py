@@ -69,23 +69,25 @@ class Fragment:
     names: tuple[tuple[str, ...], ...] = ()
 
     def coverage(self, passage_tokens: set[str]) -> tuple[float, tuple[str, ...]]:
-        """Share of the fragment's units a passage holds, and the units it holds.
+        """Share of the fragment a passage holds, and the units it holds.
 
-        Each unit weighs the same. A word or compound is held whole or not at all (a plural
-        `s` aside); a Chinese segment is held by the share of its bigrams, and counts as found
-        from half of them, so `日志脱敏` is found in "日志里有明文手机号，需要脱敏".
+        A name weighs two, any other unit one. A word or compound is held whole or not at all
+        (a plural `s` aside); a Chinese segment is held by the share of its bigrams, and counts
+        as found from half of them, so `日志脱敏` is found in "日志里有明文手机号，需要脱敏".
         """
-        held = 0.0
+        held = total = 0.0
         found: list[str] = []
         for unit in self.units:
             if _is_cjk(unit[0]):
                 share = sum(1 for part in unit if part in passage_tokens) / len(unit)
             else:
                 share = float(all(_holds(passage_tokens, part) for part in unit))
-            held += share
+            weight = 2 if unit in self.names else 1
+            held += share * weight
+            total += weight
             if share >= 0.5:
                 found.append(joined(unit))
-        return (held / len(self.units) if self.units else 0.0), tuple(found)
+        return (held / total if total else 0.0), tuple(found)
 
 
 def _holds(tokens: set[str], word: str) -> bool:
@@ -355,7 +357,8 @@ _ANY_BACKREF = re.compile(
 
 #: Words that say how, not what: left out of a fragment (with the stop words).
 _EN_FILLER = frozenset(
-    "about again also any anything back before did discussed discussing does doing done earlier "
+    "about again also any anything back needs wants before did discussed discussing does doing "
+    "done earlier "
     "ever exactly figure found go going got guess hey hi how it's just last let let's like me "
     "mentioned need now ok okay one please previously quick really recall remember remind said "
     "say session should some something still suggested sure talked tell thing things think "
@@ -492,11 +495,15 @@ def decide(prompt: str, triggers: Sequence[Trigger], probe: Probe) -> Decision:
     if command is not None:
         return Decision(Fire.PROCESS, f'process command "{command}"', phrase=command)
     reasons: list[str] = []
+    asked: set[tuple[tuple[str, ...], ...]] = set()
     for name, pattern in _BACKREF:
         found = pattern.search(text)
         if found is None:
             continue
         fragment = fragment_of(text, found)
+        if fragment.units in asked:
+            continue  # two phrases of one clause ("as we discussed"): one question is enough
+        asked.add(fragment.units)
         if not any(_specific(u) for u in fragment.units):
             reasons.append(f'back-reference "{name}" with nothing specific to look for')
             continue
