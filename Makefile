@@ -31,6 +31,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_startup.py
 	$(BIN)/python benchmarks/bench_hooks.py
 	$(BIN)/python benchmarks/bench_redact.py
+	$(BIN)/python benchmarks/bench_config.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info

@@ -515,7 +515,9 @@ class Recorder:
     def __init__(self) -> None:
         self.seen: list[tuple[Any, CallerFinder, list[str]]] = []
 
-    def handle(self, call: Any, finder: CallerFinder, roots: Any) -> dict[str, Any]:
+    def handle(
+        self, call: Any, finder: CallerFinder, roots: Any, ask: Any = None
+    ) -> dict[str, Any]:
         self.seen.append((call, finder, roots()))
         return {"content": [{"type": "text", "text": "ok"}], "isError": False}
 

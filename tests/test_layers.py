@@ -15,7 +15,7 @@ SRC = Path(huiyi.__file__).parent
 LAYERS: list[frozenset[str]] = [
     frozenset({"__main__"}),
     frozenset({"cli"}),
-    frozenset({"cli_eval", "cli_install", "cli_mcp", "cli_memory"}),
+    frozenset({"cli_config", "cli_eval", "cli_install", "cli_mcp", "cli_memory"}),
     frozenset({"cli_common"}),
     frozenset({"integrations"}),
     frozenset({"eval"}),
@@ -26,7 +26,19 @@ LAYERS: list[frozenset[str]] = [
     frozenset({"demo"}),
     frozenset({"sources"}),
     # leaves: plain data, settings, text, the safety exit; they import only each other
-    frozenset({"config", "errors", "lock", "model", "openai_http", "safety", "text", "workspace"}),
+    frozenset(
+        {
+            "config",
+            "config_file",
+            "errors",
+            "lock",
+            "model",
+            "openai_http",
+            "safety",
+            "text",
+            "workspace",
+        }
+    ),
 ]
 
 

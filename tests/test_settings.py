@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from huiyi import Huiyi, UsageError
 from huiyi.cli import main
-from huiyi.config import ExtractConfig, MemoryConfig, Settings
+from huiyi.config import ExtractConfig, MemoryConfig, Settings, Trigger
 from huiyi.errors import SettingsError
 from huiyi.memory import Memory
 from huiyi.memory.extract import Extractor
@@ -34,6 +34,13 @@ def test_defaults_are_the_documented_ones(tmp_path: Path) -> None:
         api_key=None, base_url="https://api.deepseek.com", model="deepseek-chat"
     )
     assert not settings.extract.configured
+    assert settings.enabled and settings.service and not settings.ask_before_recall
+    assert settings.tool_seconds == 20
+    assert [(t.word, t.any_case) for t in settings.triggers] == [
+        ("Memory unlocked", True),
+        ("大记忆恢复术", False),
+        ("DJYHFS", False),
+    ]
 
 
 def test_every_setting_is_read_into_its_field(tmp_path: Path) -> None:
@@ -58,6 +65,11 @@ def test_every_setting_is_read_into_its_field(tmp_path: Path) -> None:
             "HUIYI_EXTRACT_MODEL": "qwen",
             "HUIYI_EXTRACT_API_KEY": "extract-key",
             "DEEPSEEK_API_KEY": "deepseek-key",
+            "HUIYI_ENABLED": "off",
+            "HUIYI_TRIGGERS": "回忆一下|Memory unlocked/i",
+            "HUIYI_ASK_BEFORE_RECALL": "yes",
+            "HUIYI_TOOL_SECONDS": "60",
+            "HUIYI_SERVICE": "0",
         }
     )
     assert settings.home == tmp_path / "idx"
@@ -70,6 +82,10 @@ def test_every_setting_is_read_into_its_field(tmp_path: Path) -> None:
     assert settings.embed_api_key == "embed-key"
     assert settings.memory == MemoryConfig(500, 3000, 0)
     assert settings.extract == ExtractConfig("extract-key", "http://127.0.0.1:8000/v1", "qwen")
+    assert settings.enabled is False and settings.service is False
+    assert settings.triggers == (Trigger("回忆一下"), Trigger("Memory unlocked", any_case=True))
+    assert settings.ask_before_recall is True
+    assert settings.tool_seconds == 60
 
 
 def test_the_deepseek_key_turns_extraction_on_when_no_other_key_is_set(tmp_path: Path) -> None:
@@ -116,6 +132,8 @@ NUMBER_CASES = [
     ("HUIYI_MEMORY_LIMIT", "100001", "from 1 to 100,000"),
     ("HUIYI_MEMORY_ARCHIVE_DAYS", "-1", "from 0 to 36,500"),
     ("HUIYI_MEMORY_ARCHIVE_DAYS", "never", "from 0 to 36,500"),
+    ("HUIYI_TOOL_SECONDS", "0", "from 1 to 120"),
+    ("HUIYI_TOOL_SECONDS", "2.5", "from 1 to 120"),
 ]
 
 
@@ -151,6 +169,9 @@ OTHER_CASES = [
     ("HUIYI_EMBEDDER", "openai:localhost#m", "openai:<base_url>#<model>"),
     ("HUIYI_EXTRACT_BASE_URL", "ftp://example.org", "must be an http(s) URL"),
     ("HUIYI_WORKSPACE", "/no/such/dir", "must be an existing directory"),
+    ("HUIYI_ENABLED", "maybe", "must be on or off"),
+    ("HUIYI_ASK_BEFORE_RECALL", "please", "must be on or off"),
+    ("HUIYI_SERVICE", "sometimes", "must be on or off"),
 ]
 
 

@@ -23,7 +23,6 @@ from huiyi.config import Settings
 from huiyi.errors import HuiyiError, NotFoundError, UsageError
 from huiyi.model import Event, Session, kinds_to_read
 from huiyi.recall.scope import CallerContext
-from huiyi.safety.budget import TOOL_SECONDS
 from huiyi.search.engine import Filter, SearchResult, search
 from huiyi.sources import Reader, default_readers, generic_reader
 from huiyi.store import db, queries
@@ -380,19 +379,20 @@ class Huiyi:
     # -- the agent's tools ---------------------------------------------------------------
 
     def recall(
-        self, caller: CallerContext, *, seconds: float = TOOL_SECONDS, semantic: bool = True
+        self, caller: CallerContext, *, seconds: float | None = None, semantic: bool = True
     ) -> Recall:
         """The recall tools (`recall_history`, `recall_expand`, `session_list`,
         `session_read`) as `caller` may use them: scoped to its workspace, never wider, every
-        answer through the safety exit. One object per call: it carries the call's budget.
-        `semantic=False` leaves the embedding model out (a hook never waits on it)."""
+        answer through the safety exit. One object per call: it carries the call's budget,
+        `seconds` or else the configured `recall.toolSeconds`. `semantic=False` leaves the
+        embedding model out (a hook never waits on it)."""
         from huiyi.recall.tools import Recall
 
         return Recall(
             self.conn,
             caller,
             max_inject_chars=self.settings.max_inject_chars,
-            seconds=seconds,
+            seconds=self.settings.tool_seconds if seconds is None else seconds,
             semantic=self.semantic if semantic else None,
         )
 

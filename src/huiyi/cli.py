@@ -495,11 +495,13 @@ def hook(harness: str, event: str) -> None:
 
 
 def _register() -> None:
+    from huiyi.cli_config import config
     from huiyi.cli_eval import eval_cmd
     from huiyi.cli_install import agents_md, install
     from huiyi.cli_mcp import mcp
     from huiyi.cli_memory import memory
 
+    main.add_command(config)
     main.add_command(memory)
     main.add_command(mcp)
     main.add_command(eval_cmd, name="eval")

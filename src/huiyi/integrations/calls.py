@@ -14,7 +14,10 @@ in-process fallback (`front`). For every call
    a harness and only the pending call in a log says which one is asking;
 3. the index is brought up to date, waiting at most `INDEX_LOCK_SECONDS` for the writer lock
    (when another process is writing, the call goes on with what is indexed);
-4. the tool runs through the core (`Huiyi.recall(caller)`, `Huiyi.memory_of(caller)`), whose
+4. with `ask_before_recall` on and a client that can be asked (`ask`), a recall call that
+   would show another session's text is confirmed with the user first, once per reply
+   (`integrations.ask`); a user who declines gets a plain answer saying so, nothing read;
+5. the tool runs through the core (`Huiyi.recall(caller)`, `Huiyi.memory_of(caller)`), whose
    text already left through the safety exit (redacted, recalled data enveloped as untrusted).
 
 One error shape: every call that did not do its job (a `HuiyiError`, a memory refusal,
@@ -40,6 +43,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from huiyi.errors import BusyError, HuiyiError
+from huiyi.integrations import ask as asking
 from huiyi.integrations.context import CallerFinder
 from huiyi.integrations.published import tool_schemas
 from huiyi.memory import Memory, Reply, memory_search_tool, memory_tool
@@ -57,6 +61,7 @@ __all__ = [
     "INDEX_LOCK_SECONDS",
     "MEMORY_TOOLS",
     "RECALL_TOOLS",
+    "Ask",
     "Call",
     "CallResult",
     "Calls",
@@ -74,6 +79,9 @@ IDLE_EMBED_BATCH = 8
 #: `{"content": [{"type": "text", "text": ...}], "isError": bool}`, a `CallToolResult` on the wire
 CallResult = dict[str, Any]
 Arguments = Mapping[str, Any]
+#: asks the client's user a question (MCP `elicitation/create`); returns "accept", "decline"
+#: or "cancel" (also for no answer in time)
+Ask = Callable[[str], str]
 T = TypeVar("T")
 
 RECALL: dict[str, Callable[[Recall, Arguments], Delivered]] = {
@@ -102,6 +110,9 @@ class Call:
     tool: str
     arguments: object = None
     meta: Mapping[str, Any] | None = None
+    #: the client connection the call came over (one answer to "ask before recall" covers
+    #: one connection's calls for a short while when the client names no turn)
+    client: str = ""
 
 
 def answer(text: str) -> CallResult:
@@ -244,6 +255,7 @@ class Calls:
         self._idle = False
         self._closed = False
         self._extractors: dict[str, Extractor] = {}
+        self.answers = asking.Answers()
 
     def in_worker(self, fn: Callable[[], T]) -> T:
         """Run blocking work on the one worker thread (where the SQLite connection lives)."""
@@ -260,10 +272,15 @@ class Calls:
         self._extracting.shutdown(wait=False, cancel_futures=True)
 
     def handle(
-        self, call: Call, finder: CallerFinder, roots: Callable[[], Sequence[str]]
+        self,
+        call: Call,
+        finder: CallerFinder,
+        roots: Callable[[], Sequence[str]],
+        ask: Ask | None = None,
     ) -> CallResult:
         """Serve one call for a server whose callers `finder` finds; `roots()` asks the
-        client for its root URIs (only when the logs do not name the caller)."""
+        client for its root URIs (only when the logs do not name the caller); `ask` asks the
+        client's user (None: the client cannot be asked, so nothing is)."""
         if call.tool not in RECALL and call.tool not in MEMORY:
             return failed(
                 f"unknown tool {call.tool!r}; huiyi has {', '.join(RECALL_TOOLS)}, "
@@ -278,6 +295,9 @@ class Calls:
             with faults(None, self.hy.settings.db_path):
                 caller = self.caller(call, finder, roots)
                 if call.tool in RECALL:
+                    action = self.confirm(call, caller, arguments, finder, ask)
+                    if action != "accept":
+                        return answer(deliver_error(asking.declined(call.tool, action)))
                     result = self.in_worker(lambda: self._recall(call.tool, caller, arguments))
                 else:
                     result = self.in_worker(lambda: self._memory(call.tool, caller, arguments))
@@ -300,6 +320,38 @@ class Calls:
             or finder.by_logs(call.tool, raw)
         )
         return finder.settle(found)
+
+    def confirm(
+        self,
+        call: Call,
+        caller: CallerContext,
+        arguments: Arguments,
+        finder: CallerFinder,
+        ask: Ask | None,
+    ) -> asking.Action:
+        """Whether the recall call may run: "accept" when ask-before-recall is off, the client
+        cannot be asked, the call shows only the caller's own session, or the user allowed it
+        for this reply (asked now, or earlier in the same reply); else "decline" or "cancel"."""
+        if not self.hy.settings.ask_before_recall or ask is None:
+            return "accept"
+
+        def what() -> str | None:
+            self.refresh()  # a session that arrived since the last call counts
+            return asking.question(self.hy.conn, caller, call.tool, arguments)
+
+        message = self.in_worker(what)
+        if message is None:
+            return "accept"
+        key, lasts = asking.reply_key(call.meta, caller, call.client, finder.claude_dirs)
+        action = self.answers.claim(key, lasts)
+        if action is not None:
+            return action
+        action = "cancel"  # also when asking fails: the other calls of the reply stop waiting
+        try:
+            action = asking.action_of(ask(deliver_error(message)))  # off the SQLite worker
+        finally:
+            self.answers.give(key, action, lasts)
+        return action
 
     def refresh(self) -> None:
         """Read what is new in the logs; skip when another process holds the writer lock."""

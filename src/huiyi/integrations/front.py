@@ -14,7 +14,10 @@ and answers
   its caller (this process's cwd, `--server-name`, the forced workspace) go to the warm service
   for this HUIYI_HOME (`service.py`), started on first use; the service asks back for the
   client's roots when it needs them, and the front gets them with a `roots/list` request to the
-  client. The service's `CallToolResult` is returned unchanged;
+  client. With ask-before-recall on, the service may also ask back for the user's consent: the
+  front puts the question to the client as `elicitation/create` (only when the client declared
+  the `elicitation` capability) and returns its action. The service's `CallToolResult` is
+  returned unchanged;
 - without a service (`HUIYI_SERVICE=off`, or it cannot be started), the call is served here by
   the same `calls.Calls`, importing the core on first use (still without the SDK);
 - anything else: JSON-RPC "Method not found", as the SDK answers. That includes the
@@ -43,10 +46,23 @@ if TYPE_CHECKING:
     from huiyi.integrations.context import CallerFinder
     from huiyi.integrations.service import ServiceClient
 
-__all__ = ["ROOTS_SECONDS", "Front", "Options", "main", "parse", "serve"]
+__all__ = [
+    "ASK_SECONDS",
+    "ELICITATION_SCHEMA",
+    "ROOTS_SECONDS",
+    "Front",
+    "Options",
+    "main",
+    "parse",
+    "serve",
+]
 
 #: How long a call waits for the client to answer `roots/list`.
 ROOTS_SECONDS = 2.0
+#: How long a call waits for the user to answer an `elicitation/create` (then: "cancel").
+ASK_SECONDS = 120.0
+#: The form of an ask-before-recall question: nothing to fill in, only accept or decline.
+ELICITATION_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
@@ -118,6 +134,8 @@ class Front:
         self._write_lock = threading.Lock()
         self._state = threading.Lock()
         self._client_roots = False
+        self._client_elicitation = False
+        self._client_id = f"stdio:{os.getpid()}:{id(self):x}"
         self._asked: dict[object, tuple[threading.Event, list[dict[str, Any]]]] = {}
         self._next_id = 0
         self._cancelled: set[object] = set()
@@ -183,6 +201,9 @@ class Front:
         self._client_roots = (
             isinstance(capabilities, dict) and capabilities.get("roots") is not None
         )
+        self._client_elicitation = (
+            isinstance(capabilities, dict) and capabilities.get("elicitation") is not None
+        )
         requested = params.get("protocolVersion")
         versions = facts["protocolVersions"]
         return {
@@ -216,21 +237,24 @@ class Front:
             error["data"] = data
         self._send({"jsonrpc": "2.0", "id": ident, "error": error})
 
-    # -- asking the client for its roots -----------------------------------------------------
+    # -- asking the client: its roots, the user's consent -------------------------------------
 
-    def roots(self) -> list[str]:
-        """The client's root URIs, when it declared the roots capability and answers in
-        time (`ROOTS_SECONDS`); else none."""
-        if not self._client_roots:
-            return []
+    def _ask_client(
+        self, method: str, params: dict[str, Any] | None, seconds: float
+    ) -> dict[str, Any] | None:
+        """Send the client a request and wait `seconds` for its result; None when it answers
+        with an error or not in time (then the request is cancelled)."""
         done = threading.Event()
         box: list[dict[str, Any]] = []
         with self._state:
             self._next_id += 1
             ident = self._next_id
             self._asked[ident] = (done, box)
-        self._send({"jsonrpc": "2.0", "id": ident, "method": "roots/list"})
-        answered = done.wait(ROOTS_SECONDS)
+        request: dict[str, Any] = {"jsonrpc": "2.0", "id": ident, "method": method}
+        if params is not None:
+            request["params"] = params
+        self._send(request)
+        answered = done.wait(seconds)
         with self._state:
             self._asked.pop(ident, None)
         if not answered:
@@ -241,12 +265,34 @@ class Front:
                     "params": {"requestId": ident, "reason": "caller cancelled"},
                 }
             )
-            return []
+            return None
         result = box[0].get("result") if box else None
-        roots = result.get("roots") if isinstance(result, dict) else None
+        return result if isinstance(result, dict) else None
+
+    def roots(self) -> list[str]:
+        """The client's root URIs, when it declared the roots capability and answers in
+        time (`ROOTS_SECONDS`); else none."""
+        if not self._client_roots:
+            return []
+        result = self._ask_client("roots/list", None, ROOTS_SECONDS)
+        roots = result.get("roots") if result is not None else None
         if not isinstance(roots, list):
             return []
         return [str(r["uri"]) for r in roots if isinstance(r, dict) and "uri" in r]
+
+    def ask(self, message: str) -> str:
+        """Put a question to the client's user (`elicitation/create`, a form with nothing to
+        fill in) and return the action: "accept", "decline" or "cancel" (also for an error or
+        no answer within `ASK_SECONDS`). Only for a client that declared elicitation."""
+        params = {"mode": "form", "message": message, "requestedSchema": ELICITATION_SCHEMA}
+        result = self._ask_client("elicitation/create", params, ASK_SECONDS)
+        action = result.get("action") if result is not None else None
+        return action if action in ("accept", "decline") else "cancel"
+
+    @property
+    def asks(self) -> bool:
+        """Whether the client declared the elicitation capability (so it may be asked)."""
+        return self._client_elicitation
 
     def _response(self, message: dict[str, Any]) -> None:
         with self._state:
@@ -278,7 +324,12 @@ class Front:
 
             request = {
                 "v": PROTOCOL,
-                "call": {"tool": tool, "arguments": arguments, "meta": meta},
+                "call": {
+                    "tool": tool,
+                    "arguments": arguments,
+                    "meta": meta,
+                    "client": self._client_id,
+                },
                 "caller": {
                     "server": self.server,
                     "cwd": self.cwd,
@@ -286,9 +337,10 @@ class Front:
                     "forced_how": self.forced_how,
                 },
                 "roots": self._client_roots,
+                "elicitation": self._client_elicitation,
             }
             try:
-                result = service.call(request, self.roots)
+                result = service.call(request, self.roots, self.ask)
             except ServiceStopped:
                 from huiyi.safety.exit import deliver_error
 
@@ -329,7 +381,8 @@ class Front:
         from huiyi.integrations.calls import Call
 
         calls, finder = self._in_process()
-        return calls.handle(Call(tool, arguments, meta), finder, self.roots)
+        call = Call(tool, arguments, meta, client=self._client_id)
+        return calls.handle(call, finder, self.roots, self.ask if self.asks else None)
 
     def _in_process(self) -> tuple[Calls, CallerFinder]:
         with self._local_lock:

@@ -92,7 +92,7 @@ def _serve(settings: Settings, harness: str, event: str, stdin: IO[bytes]) -> Re
 
         client = ServiceClient(settings, published()["serverInfo"]["version"])
         try:
-            result = client.call({"v": PROTOCOL, "hook": request}, list)
+            result = client.call({"v": PROTOCOL, "hook": request}, roots=lambda: [])  # none
         except ServiceStopped as exc:  # it may have done the work: not done again
             return {
                 "error": f"the huiyi service stopped during this hook ({exc}); see "

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from huiyi.errors import BusyError, HuiyiError, UsageError
 from huiyi.lock import file_lock
 from huiyi.memory.store import atomic_write
-from huiyi.recall.anchor import AnchorState, Compaction, latest_compaction, render_anchor
+from huiyi.recall.anchor import AnchorState, latest_compaction, render_anchor
 from huiyi.recall.scope import CallerContext, Scope
 from huiyi.safety.budget import AUTO_RECALL_SECONDS
 from huiyi.safety.exit import deliver_notes
@@ -275,23 +275,24 @@ class Hooks:
         return anchor.text if anchor is not None else None
 
     def _await_compaction(self, call: HookCall, answer: HookAnswer) -> None:
-        """After a compaction, wait (briefly) until the log shows one the state has not seen."""
+        """After a compaction, wait (briefly) until the log shows one the state has not seen
+        (and, when PreCompact noted the last seq before it, one written after that)."""
         row = self._current(call)
         if row is None or call.session_id is None:
             return
         with self.book.session(call.session_id, self._now()) as (state, _known):
-            seen = state.compaction
+            seen, noted = state.compaction, state.noted
         deadline = time.monotonic() + COMPACT_WAIT_SECONDS
-        while not self._newer(row.sid, row.session.id, seen):
+        while not self._newer(row.sid, row.session.id, seen, noted):
             if time.monotonic() >= deadline:
                 answer.notes.append("the compaction was not in the log yet; no anchor at start")
                 return
             self.sleep(COMPACT_POLL_SECONDS)
             self._ingest(call, answer, LOCK_SECONDS)
 
-    def _newer(self, sid: int, session_id: str, seen: int | None) -> bool:
-        found: Compaction | None = latest_compaction(self.hy.conn, sid, session_id)
-        return found is not None and found.seq != seen
+    def _newer(self, sid: int, session_id: str, seen: int | None, noted: int | None) -> bool:
+        found = latest_compaction(self.hy.conn, sid, session_id)
+        return found is not None and found.seq != seen and (noted is None or found.seq > noted)
 
     # -- plumbing ----------------------------------------------------------------------------
 

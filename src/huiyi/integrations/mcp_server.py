@@ -11,7 +11,9 @@ fails when it is stale).
 Calls do not run through the signatures: `_Server.call_tool` hands every call, with its raw
 arguments, its `_meta` and a way to ask the client for its roots, to `calls.Calls`, the same
 SDK-free code the warm service and the front's in-process fallback run, so all three answer
-identically (argument checks, caller binding, index refresh, the one error shape).
+identically (argument checks, caller binding, index refresh, the one error shape). With
+ask-before-recall on, the user's consent is asked with the SDK's `elicit_form` (when the client
+declared elicitation), as the stdio front asks with `elicitation/create`.
 
 Limits are published in the schemas and enforced by the core (`Recall` raises `UsageError`
 with a message saying what to pass), so a model that ignores the schema gets the same helpful
@@ -46,6 +48,7 @@ from starlette.types import ASGIApp
 
 from huiyi.integrations.calls import MEMORY_TOOLS, RECALL_TOOLS, Call, Calls
 from huiyi.integrations.context import CallerFinder
+from huiyi.integrations.front import ASK_SECONDS, ELICITATION_SCHEMA
 from huiyi.integrations.http_auth import (
     BearerAuth,
     GrantedFinder,
@@ -325,9 +328,20 @@ class HuiyiMCP:
                 return []
             return anyio.from_thread.run(self._roots, context)
 
-        call = Call(name, raw, meta if isinstance(meta, dict) else None)
+        def ask(message: str) -> str:
+            if context is None:
+                return "cancel"
+            return anyio.from_thread.run(self._ask, context, message)
+
+        session = context.request_context.session if context is not None else None
+        capabilities = session.client_capabilities if session is not None else None
+        asks = capabilities is not None and capabilities.elicitation is not None
+        # the connection: over HTTP its MCP session; else the one client of this process
+        headers = context.headers if context is not None else None
+        client = f"sdk:{(headers or {}).get('mcp-session-id', '')}"
+        call = Call(name, raw, meta if isinstance(meta, dict) else None, client=client)
         result = await anyio.to_thread.run_sync(
-            partial(self.calls.handle, call, self.finder, roots)
+            partial(self.calls.handle, call, self.finder, roots, ask if asks else None)
         )
         return CallToolResult.model_validate(result)
 
@@ -349,6 +363,21 @@ class HuiyiMCP:
         except (MCPError, TimeoutError, ValidationError):
             return []
         return [str(root.uri) for root in result.roots]
+
+    async def _ask(self, ctx: Context[Any, Any], message: str) -> str:
+        """The user's answer to a question (a form with nothing to fill in): "accept",
+        "decline", or "cancel" (also for an error or no answer within `ASK_SECONDS`)."""
+        session = ctx.request_context.session
+        try:
+            with anyio.fail_after(ASK_SECONDS):
+                result = await session.elicit_form(
+                    message,
+                    ELICITATION_SCHEMA,
+                    related_request_id=ctx.request_context.request_id,
+                )
+        except (MCPError, TimeoutError, ValidationError):
+            return "cancel"
+        return result.action
 
 
 def _wire(model: BaseModel) -> dict[str, Any]:

@@ -30,11 +30,13 @@ was accepted, and starts a new service.
 
 The protocol: one connection per call, newline-delimited JSON, version `PROTOCOL`:
 
-    front:   {"v": 1, "call": {"tool", "arguments", "meta"}, "caller": {"server", "cwd",
-              "forced", "forced_how"}, "roots": true|false}
+    front:   {"v": 1, "call": {"tool", "arguments", "meta", "client"}, "caller": {"server",
+              "cwd", "forced", "forced_how"}, "roots": true|false, "elicitation": true|false}
     service: {"accepted": true}             it has the request (and has done nothing yet)
     service: {"roots": null}                (maybe) asks for the client's roots
     front:   {"roots": ["file:///..."]}
+    service: {"ask": "huiyi wants to ..."}  (maybe, ask-before-recall on and "elicitation"
+    front:   {"ask": "accept"}               true) asks the user; or "decline", "cancel"
     service: {"result": {"content": [...], "isError": false}}
 
 A hook (`huiyi hook`, `hook_front.py`) sends `{"v": 1, "hook": {"harness", "event", "input"}}`
@@ -48,12 +50,13 @@ result, is reported to the client as a failed call, never run again (a memory wr
 happened).
 
 This module imports only the standard library and `huiyi.config` at the top, because the front
-uses its client half (`ServiceClient`); the core is imported by the service process only.
+uses its client half (`ServiceClient`); the core is imported by the service process only. What
+only starting or running a service needs (subprocess, argparse, signal) is imported there, so a
+hook's front, which pays for every import on each call, does not load it.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import dataclasses
 import fcntl
@@ -61,14 +64,11 @@ import hashlib
 import json
 import os
 import select
-import signal
 import socket
 import struct
-import subprocess
 import sys
 import threading
 import time
-import traceback
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import FrameType
@@ -79,6 +79,8 @@ from huiyi.config import Settings
 from huiyi.errors import HuiyiError
 
 if TYPE_CHECKING:
+    import subprocess
+
     from huiyi.integrations.calls import Calls
     from huiyi.integrations.hooks import Hooks
 
@@ -208,7 +210,10 @@ class ServiceClient:
         self._started: list[subprocess.Popen[bytes]] = []
 
     def call(
-        self, request: dict[str, Any], roots: Callable[[], Sequence[str]]
+        self,
+        request: dict[str, Any],
+        roots: Callable[[], Sequence[str]],
+        ask: Callable[[str], str] | None = None,
     ) -> dict[str, Any] | None:
         """The service's result for one call, or None when no service can take it (the
         caller then serves it itself). Raises `ServiceStopped` when the service accepted the
@@ -226,17 +231,28 @@ class ServiceClient:
                 line.close()
                 continue  # closed before accepting (it was stopping): start a new one
             try:
-                return self._finish(line, roots)
+                return self._finish(line, roots, ask)
             finally:
                 line.close()
         return None
 
-    def _finish(self, line: _Line, roots: Callable[[], Sequence[str]]) -> dict[str, Any] | None:
+    def _finish(
+        self,
+        line: _Line,
+        roots: Callable[[], Sequence[str]],
+        ask: Callable[[str], str] | None,
+    ) -> dict[str, Any] | None:
         try:
             while True:
                 reply = line.receive(CALL_SECONDS)
                 if "roots" in reply:
                     line.send({"roots": list(roots())})
+                elif "ask" in reply:
+                    question = reply["ask"]
+                    action = "cancel"
+                    if ask is not None and isinstance(question, str):
+                        action = ask(question)
+                    line.send({"ask": action})
                 elif "unavailable" in reply:
                     self._gave_up = True  # it cannot serve calls; do not start another
                     return None
@@ -297,6 +313,8 @@ class ServiceClient:
                 return
             with contextlib.suppress(FileNotFoundError):
                 self.path.unlink()  # stale: nobody listens on it
+            import subprocess  # only when starting a service: not on a hook's path
+
             ready_read, ready_write = os.pipe()
             log = os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             try:
@@ -437,6 +455,8 @@ class Service:
 
             calls = self._calls = Calls(Huiyi(settings=self.settings))
         except Exception:
+            import traceback
+
             traceback.print_exc()  # into the service log; fronts serve calls themselves
             self._unavailable = "the huiyi service could not load its core"
             return
@@ -488,11 +508,21 @@ class Service:
             answer = line.receive(LINE_SECONDS).get("roots")
             return [str(uri) for uri in answer] if isinstance(answer, list) else []
 
+        def ask(question: str) -> str:
+            line.send({"ask": question})  # the user may take a while: as long as a call
+            return str(line.receive(CALL_SECONDS).get("ask"))
+
         meta = call.get("meta")
         result = calls.handle(
-            Call(call["tool"], call.get("arguments"), meta if isinstance(meta, dict) else None),
+            Call(
+                call["tool"],
+                call.get("arguments"),
+                meta if isinstance(meta, dict) else None,
+                client=str(call.get("client") or ""),
+            ),
             finder,
             roots,
+            ask if request.get("elicitation") else None,
         )
         line.send({"result": result})
 
@@ -536,6 +566,9 @@ def _stop(_signum: int, _frame: FrameType | None) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one service on SOCKET until it has been idle for --idle-seconds."""
+    import argparse
+    import signal
+
     parser = argparse.ArgumentParser(prog="python -m huiyi.integrations.service")
     parser.add_argument("socket", type=Path)
     parser.add_argument("--ready-fd", type=int, help="write 'ready' here once listening")

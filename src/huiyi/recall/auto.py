@@ -10,17 +10,18 @@ with a `HistoryProbe` over the caller's scope, then builds the one injection for
   (a restart), the last exchanges of the workspace's most recent other session, each with the
   seq to expand. In a live session whose context is whole, the model already has the topic and
   nothing is injected;
-* back-reference whose fragment the probe found: the passage around it when it is in the
-  compacted part of this session, else `recall_history` for the fragment.
+* back-reference whose fragment the probe found: the exact passage where it was found (with a
+  neighbour on each side when that fits), else `recall_history` for the fragment.
 
 Every answer leaves through the safety exit and must fit the recall's `max_inject_chars`
 (envelope included): a longer answer is retried with fewer results, and when nothing fits, or
 nothing relevant was found, the answer is None and nothing is injected. The probe reads
 lexically only (no embedding: a hook must never wait on a model; no trigram layer either, see
-`PROBE_LAYERS`), through the same scope as
-the tools, so it never looks wider than the caller's workspace and never at private sessions;
-huiyi's own tool traffic is not in the index, and text that carries huiyi's envelope (its own
-injections, as a harness logged them) is never evidence nor a previous topic.
+`PROBE_LAYERS`), through the same scope as the tools, so it never looks wider than the caller's
+workspace and never at private sessions; huiyi's own tool traffic is not in the index, and text
+that carries huiyi's envelope (its own injections, as a harness logged them) is never evidence
+nor a previous topic. A trigger word's query goes through `Recall.history`, with whatever
+semantic layer the `Recall` was given: a caller that must not wait on a model passes none.
 """
 
 from __future__ import annotations
