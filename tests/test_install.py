@@ -379,6 +379,14 @@ def test_dsh_refuses_a_row_with_huiyis_id_it_did_not_write(isolated_home: Path) 
     assert "line 2" in result.output and "memory-huiyi" in result.output
 
 
+def test_uninstall_removes_the_files_huiyi_created(isolated_home: Path) -> None:
+    for harness in ("claude-code", "codex"):
+        assert run("install", harness).exit_code == 0
+        assert run("install", harness, "--uninstall").exit_code == 0
+    left = {p for p in snapshot(isolated_home) if ".huiyi-backup-" not in p}
+    assert left == set()
+
+
 def test_uninstall_with_nothing_installed_changes_nothing(isolated_home: Path) -> None:
     write_json(isolated_home / ".claude" / "settings.json", PERSON_SETTINGS)
     before = snapshot(isolated_home)

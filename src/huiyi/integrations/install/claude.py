@@ -18,16 +18,16 @@ from pathlib import Path
 from typing import Any
 
 from huiyi.config import Settings
+from huiyi.errors import UsageError
 from huiyi.integrations.install.common import (
+    HOOKS,
     Change,
-    HookSpec,
     Launch,
     Status,
-    command_hook,
     dump_json,
+    hooks_change,
     huiyi_events,
     load_json,
-    merge_hooks,
     quiet_json,
     read_text,
     set_or_drop,
@@ -35,12 +35,6 @@ from huiyi.integrations.install.common import (
 
 NAME = "claude-code"
 SERVER = "huiyi"
-HOOKS = (
-    HookSpec("SessionStart", 10),
-    HookSpec("UserPromptSubmit", 10),
-    HookSpec("PreCompact", 10),
-    HookSpec("Stop", 30),
-)
 
 
 def paths(settings: Settings) -> tuple[Path, Path]:
@@ -61,27 +55,17 @@ def plan(settings: Settings, launch: Launch, *, uninstall: bool = False) -> list
     state_path, settings_path = paths(settings)
     state_text = read_text(state_path)
     state = load_json(state_path, state_text)
-    servers = state.get("mcpServers")
-    servers = dict(servers) if isinstance(servers, dict) else {}
+    servers = state.get("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise UsageError(f"{state_path}: `mcpServers` is not an object; nothing was written")
+    servers = dict(servers)
     if uninstall:
         servers.pop(SERVER, None)
     else:
         servers[SERVER] = server_entry(launch)  # in place when it was there already
     new_state = set_or_drop(state, "mcpServers", servers)
-
-    settings_text = read_text(settings_path)
-    user_settings = load_json(settings_path, settings_text)
-    wanted = (
-        {}
-        if uninstall
-        else {h.event: command_hook(launch.hook_command(NAME, h.event), h.timeout) for h in HOOKS}
-    )
-    hooks = merge_hooks(user_settings.get("hooks") or {}, wanted, path=settings_path)
-    new_settings = set_or_drop(user_settings, "hooks", hooks)
-    return [
-        Change(state_path, state_text, dump_json(new_state, state_text)),
-        Change(settings_path, settings_text, dump_json(new_settings, settings_text)),
-    ]
+    hooks, _ = hooks_change(settings_path, launch, NAME, HOOKS, uninstall=uninstall)
+    return [Change(state_path, state_text, dump_json(new_state, state_text)), hooks]
 
 
 def status(settings: Settings) -> Status:

@@ -38,29 +38,19 @@ from huiyi.config import Settings
 from huiyi.errors import UsageError
 from huiyi.integrations.install.blocks import Block
 from huiyi.integrations.install.common import (
+    HOOKS,
     Change,
-    HookSpec,
     Launch,
     Status,
-    command_hook,
-    dump_json,
+    hooks_change,
     huiyi_events,
     is_huiyi_hook,
-    load_json,
-    merge_hooks,
     quiet_json,
     read_text,
-    set_or_drop,
 )
 
 NAME = "codex"
 SERVER = "huiyi"
-HOOKS = (
-    HookSpec("SessionStart", 10),
-    HookSpec("UserPromptSubmit", 10),
-    HookSpec("PreCompact", 10),
-    HookSpec("Stop", 30),
-)
 #: how long `codex exec` waits for MCP servers before its first request, when we set it
 STARTUP_GRACE_MS = 5000
 STARTUP_TIMEOUT_S = 20
@@ -186,17 +176,7 @@ def _edit_config(
 
 def plan(settings: Settings, launch: Launch, *, uninstall: bool = False) -> list[Change]:
     config_path, hooks_path = paths(settings)
-    hooks_text = read_text(hooks_path)
-    hooks_doc = load_json(hooks_path, hooks_text)
-    old_hooks = hooks_doc.get("hooks") or {}
-    wanted = (
-        {}
-        if uninstall
-        else {h.event: command_hook(launch.hook_command(NAME, h.event), h.timeout) for h in HOOKS}
-    )
-    new_hooks = merge_hooks(old_hooks, wanted, path=hooks_path)
-    new_hooks_doc = set_or_drop(hooks_doc, "hooks", new_hooks)
-
+    hooks, new_hooks = hooks_change(hooks_path, launch, NAME, HOOKS, uninstall=uninstall)
     config_text = read_text(config_path)
     new_config = _edit_config(
         config_path,
@@ -205,18 +185,15 @@ def plan(settings: Settings, launch: Launch, *, uninstall: bool = False) -> list
         trust_keys(hooks_path, new_hooks),
         uninstall=uninstall,
     )
-    return [
-        Change(config_path, config_text, new_config if new_config or config_text else None),
-        Change(hooks_path, hooks_text, dump_json(new_hooks_doc, hooks_text)),
-    ]
+    # a file left empty by an uninstall held nothing but what huiyi wrote
+    return [Change(config_path, config_text, new_config or None), hooks]
 
 
 def status(settings: Settings) -> Status:
     config_path, hooks_path = paths(settings)
-    text = read_text(config_path) if config_path.exists() else None
     try:
-        doc = tomlkit.parse(text or "")
-    except ParseError:
+        doc = _parse(config_path, read_text(config_path))
+    except UsageError:  # doctor reports, it does not refuse: an unreadable file shows as absent
         doc = tomlkit.document()
     servers = doc.get("mcp_servers")
     hooks = quiet_json(hooks_path).get("hooks")

@@ -213,6 +213,39 @@ def command_hook(command: str, timeout: int) -> dict[str, Any]:
     return {"type": "command", "command": command, "timeout": timeout}
 
 
+#: the hooks of automatic recall, for harnesses that have all four events (DSH has no
+#: PreCompact); Stop ingests the session, so it may take longer
+HOOKS = (
+    HookSpec("SessionStart", 10),
+    HookSpec("UserPromptSubmit", 10),
+    HookSpec("PreCompact", 10),
+    HookSpec("Stop", 30),
+)
+
+
+def hooks_change(
+    path: Path,
+    launch: Launch,
+    harness: str,
+    specs: Sequence[HookSpec],
+    *,
+    uninstall: bool,
+) -> tuple[Change, dict[str, Any]]:
+    """The change to a JSON file whose `hooks` key holds a Claude-Code-style hook map (Claude's
+    settings.json, Codex's hooks.json, DSH's bridge file), and the hook map it will hold."""
+    text = read_text(path)
+    data = load_json(path, text)
+    wanted = (
+        {}
+        if uninstall
+        else {
+            h.event: command_hook(launch.hook_command(harness, h.event), h.timeout) for h in specs
+        }
+    )
+    hooks = merge_hooks(data.get("hooks") or {}, wanted, path=path)
+    return Change(path, text, dump_json(set_or_drop(data, "hooks", hooks), text)), hooks
+
+
 def diff(changes: Iterable[Change]) -> str:
     """A unified diff of every change (`/dev/null` for a file created or deleted)."""
     parts: list[str] = []

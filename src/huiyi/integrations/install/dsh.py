@@ -36,25 +36,24 @@ from huiyi.config import Settings
 from huiyi.errors import UsageError
 from huiyi.integrations.install.blocks import Block
 from huiyi.integrations.install.common import (
+    HOOKS as ALL_HOOKS,
+)
+from huiyi.integrations.install.common import (
     Change,
-    HookSpec,
     Launch,
     Status,
-    command_hook,
-    dump_json,
+    hooks_change,
     huiyi_events,
-    load_json,
-    merge_hooks,
     quiet_json,
     read_text,
-    set_or_drop,
 )
 
 NAME = "dsh"
 SERVER = "huiyi"
 ROW_IDS = ("memory-huiyi", "hooks-huiyi")
 HOOKS_FILE = "huiyi-hooks.json"
-HOOKS = (HookSpec("SessionStart", 10), HookSpec("UserPromptSubmit", 10), HookSpec("Stop", 30))
+#: DSH's hook bridge has no compaction event
+HOOKS = tuple(h for h in ALL_HOOKS if h.event != "PreCompact")
 BLOCK = Block(
     "# >>> huiyi: written by `huiyi install dsh`; `huiyi install dsh --uninstall` removes it",
     "# <<< huiyi",
@@ -166,15 +165,7 @@ def plan(
     hooks_path = folder / HOOKS_FILE
     launch = launch.with_env(DSH_HOME=str(settings.dsh_home.expanduser().absolute()))
 
-    hooks_text = read_text(hooks_path)
-    hooks_doc = load_json(hooks_path, hooks_text)
-    wanted = (
-        {}
-        if uninstall
-        else {h.event: command_hook(launch.hook_command(NAME, h.event), h.timeout) for h in HOOKS}
-    )
-    new_hooks = merge_hooks(hooks_doc.get("hooks") or {}, wanted, path=hooks_path)
-
+    hooks, _ = hooks_change(hooks_path, launch, NAME, HOOKS, uninstall=uninstall)
     patch_text = read_text(patch_path)
     if uninstall and patch_text is None:
         new_patch = None
@@ -182,14 +173,7 @@ def plan(
         new_patch = _edit_patch(
             patch_path, patch_text or "", launch, hooks_path, uninstall=uninstall
         )
-    return [
-        Change(patch_path, patch_text, new_patch),
-        Change(
-            hooks_path,
-            hooks_text,
-            dump_json(set_or_drop(hooks_doc, "hooks", new_hooks), hooks_text),
-        ),
-    ]
+    return [Change(patch_path, patch_text, new_patch), hooks]
 
 
 def status(settings: Settings) -> Status:
