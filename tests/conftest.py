@@ -48,19 +48,20 @@ def _cost_ratio(
     """What one call on a `times`-times longer input costs, over `times` calls on `make(n)`.
 
     Both sides do the same amount of work if `fn` is linear, so the ratio is about 1; a
-    quadratic `fn` makes it about `times`. The two are timed alternately, best of `rounds`,
-    so a busy machine slows both alike and the ratio does not move with the load.
+    quadratic `fn` makes it about `times`. The two are timed alternately, best of `rounds`, in
+    this thread's CPU time (not wall time, which other processes on a busy machine stretch
+    unevenly), so the ratio does not move with the load; assert it under 3, far from `times`.
     """
     short, long = make(n), make(n * times)
     best_short = best_long = float("inf")
     for _ in range(rounds):
-        start = time.perf_counter()
+        start = time.thread_time()
         for _ in range(times):
             fn(short)
-        best_short = min(best_short, time.perf_counter() - start)
-        start = time.perf_counter()
+        best_short = min(best_short, time.thread_time() - start)
+        start = time.thread_time()
         fn(long)
-        best_long = min(best_long, time.perf_counter() - start)
+        best_long = min(best_long, time.thread_time() - start)
     return best_long / best_short
 
 

@@ -278,7 +278,7 @@ def test_every_rule_costs_linear_time_on_adversarial_entries(
     # 200,000 characters against ten times 20,000: about 1 when linear, about 10 when
     # quadratic (the old `grep` rule took minutes at this length).
     ratio = cost_ratio(_exhaustively(rule), shape(_ADVERSARIAL[rule.name]), 20_000)
-    assert ratio < 1.5, f"ten times the length cost {ratio:.1f} times as much"
+    assert ratio < 3, f"ten times the length cost {ratio:.1f} times as much"
 
 
 def _exhaustively(rule: Rule) -> Callable[[str], object]:
@@ -306,4 +306,4 @@ def test_the_whole_scan_is_linear_on_a_long_entry_it_accepts(
     def line(n: int) -> str:
         return (unit * (n // len(unit) + 1))[:n]
 
-    assert cost_ratio(scan, line, 20_000) < 1.5
+    assert cost_ratio(scan, line, 20_000) < 3
