@@ -206,6 +206,30 @@ def test_the_anchor_is_offered_for_three_turns_then_expires() -> None:
     assert state.active and state.turns == 0
 
 
+def test_an_anchor_session_start_offered_is_the_next_turns_and_the_prompt_skips_it() -> None:
+    now = 10 * FRESH_MS
+    state = AnchorState()
+    state.follow(compaction_at(7, now), now, known=False)
+    turns = []
+    for _turn in range(ANCHOR_TURNS + 1):  # a resumed session: SessionStart, then the prompt
+        start = state.at_session_start()
+        saved = AnchorState.from_dict(state.as_dict())  # the hooks run in separate processes
+        turns.append((start, saved.at_prompt()))
+        state = saved
+    assert turns == [(True, False)] * ANCHOR_TURNS + [(False, False)]
+
+
+def test_prompts_without_session_start_offer_the_anchor_themselves() -> None:
+    now = 10 * FRESH_MS
+    state = AnchorState()
+    state.follow(compaction_at(7, now), now, known=False)
+    assert state.at_session_start()  # offered at start (say, Claude's SessionStart compact)
+    assert [state.at_prompt() for _ in range(ANCHOR_TURNS)] == [False, True, True]
+    assert not state.active
+    state.follow(compaction_at(9, now), now, known=True)  # a new compaction: a fresh count
+    assert (state.turns, state.offered, state.at_prompt()) == (0, False, True)
+
+
 def test_a_compaction_first_seen_long_after_it_happened_is_not_anchored() -> None:
     now = 10 * FRESH_MS
     state = AnchorState()
@@ -218,7 +242,14 @@ def test_a_compaction_first_seen_long_after_it_happened_is_not_anchored() -> Non
 
 @pytest.mark.parametrize(
     "data",
-    [None, [], "x", {"compaction": "7", "turns": True}, {"turns": -3, "noted": 1.5}],
+    [
+        None,
+        [],
+        "x",
+        {"compaction": "7", "turns": True},
+        {"turns": -3, "noted": 1.5},
+        {"offered": "yes"},
+    ],
 )
 def test_a_malformed_saved_state_reads_as_a_fresh_one(data: object) -> None:
     state = AnchorState.from_dict(data)

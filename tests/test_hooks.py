@@ -313,6 +313,79 @@ def test_after_a_second_compaction_session_start_waits_for_the_new_one(
     assert "zanzibar flaky test" not in answer.context
 
 
+CODEX_SUMMARY = "Kestrel: the team settled how to undo the schema change and paused writes."
+
+
+def codex_compaction(home: Path, project: Path) -> Path:
+    """A Codex 0.171 session compacted just now, as its rollout logs it (the summary as the
+    model's reply first, then `compacted` with the preamble in front of it), appended to the
+    session's rollout (started when there is none)."""
+    lines = cx.flatten(
+        [
+            cx.assistant_message("It binds a fixed port.", with_ui_copy=False),
+            cx.compaction_171(CODEX_SUMMARY),
+        ]
+    )
+    return cx.write_rollout(
+        home / ".codex", str(project), [{**line, **just_now()} for line in lines], append=True
+    )
+
+
+def codex_session(home: Path, project: Path) -> Path:
+    """A Codex 0.171 session: the environment block and one prompt."""
+    return cx.write_rollout(
+        home / ".codex",
+        str(project),
+        [cx.env_context_171(str(project)), cx.prompt_171("let us fix the zanzibar flaky test")],
+    )
+
+
+def codex_input(project: Path, path: Path, **fields: Any) -> dict[str, Any]:
+    return {
+        "session_id": cx.SESSION_ID,
+        "transcript_path": str(path),
+        "cwd": str(project),
+        **fields,
+    }
+
+
+def test_a_resumed_session_gets_the_anchor_once_a_turn_for_three_turns(
+    project: Path, isolated_home: Path
+) -> None:
+    """`codex exec resume` (and `claude -p --resume`) run SessionStart(resume), then
+    UserPromptSubmit, before each turn: the anchor comes with the first of them only."""
+    codex_session(isolated_home, project)
+    path = codex_compaction(isolated_home, project)
+    starts, prompts = [], []
+    for turn in range(ANCHOR_TURNS + 1):
+        start = hook("SessionStart", codex_input(project, path, source="resume"), "codex")
+        starts.append("compaction anchor" in start)
+        ordinary = codex_input(project, path, prompt="add a unit test for the parser")
+        prompts.append("compaction anchor" in hook("UserPromptSubmit", ordinary, "codex"))
+        if turn == 0:
+            text = context(start, "SessionStart")
+            # the model's summary alone, and the user's words, not the summary again
+            assert f"summary: {CODEX_SUMMARY}" in text.splitlines()
+            assert "Another language model" not in text
+            assert "- #1 user: let us fix the zanzibar flaky test" in text
+            assert text.count(CODEX_SUMMARY) == 1
+    assert starts == [True] * ANCHOR_TURNS + [False]
+    assert prompts == [False] * (ANCHOR_TURNS + 1)
+
+
+def test_a_prompt_after_a_start_that_offered_nothing_still_gets_the_anchor(
+    project: Path, isolated_home: Path
+) -> None:
+    """Codex's auto compaction runs between SessionStart and the prompt: the prompt anchors."""
+    path = codex_session(isolated_home, project)
+    start = hook("SessionStart", codex_input(project, path, source="resume"), "codex")
+    assert "compaction anchor" not in start
+    codex_compaction(isolated_home, project)  # the compaction reaches the log
+    ordinary = codex_input(project, path, prompt="add a unit test for the parser")
+    printed = hook("UserPromptSubmit", ordinary, "codex")
+    assert "compaction anchor" in context(printed, "UserPromptSubmit")
+
+
 # -- PreCompact and Stop -------------------------------------------------------------------------
 
 

@@ -142,3 +142,34 @@ def test_an_index_from_before_the_codex_171_reader_reads_its_rollouts_again(
         assert [h.kind for h in found] == ["user"]
         (session,) = hy.sessions(workspace=project)
         assert session.user_count == 1
+
+
+def test_codex_logs_are_read_again_so_a_compaction_summary_loses_its_preamble(
+    isolated_home: Path,
+) -> None:
+    """An index written by a reader that kept Codex's preamble in the summary and the summary
+    reply as conversation holds the summary alone, and no such reply, after the upgrade."""
+    project = isolated_home / "shop"
+    (project / ".git").mkdir(parents=True)
+    summary = "The wombat deploy failed on a port clash; fixed with an ephemeral port."
+    cx.write_rollout(
+        isolated_home / ".codex",
+        str(project),
+        [cx.message("user", "why did the wombat deploy fail?"), *cx.compaction_171(summary)],
+    )
+    with Huiyi() as hy:
+        hy.index()
+        path = hy.settings.db_path
+    with contextlib.closing(sqlite3.connect(path)) as conn, conn:
+        # what the old reader left is gone from the kept text; the file was read to its end
+        conn.execute("DELETE FROM events WHERE kind IN ('summary', 'assistant')")
+        conn.execute("DELETE FROM _migrations WHERE name = 'm004_read_codex_logs_again'")
+    with Huiyi() as hy:
+        hy.index()
+        with contextlib.closing(sqlite3.connect(path)) as conn:
+            rows = conn.execute(
+                "SELECT kind, injected, text FROM events "
+                "WHERE kind IN ('summary', 'assistant') ORDER BY seq"
+            ).fetchall()
+    # the reply is host traffic (injected), and the summary holds no preamble
+    assert rows == [("assistant", 1, summary), ("summary", 1, summary)]

@@ -9,7 +9,7 @@ import pytest
 from huiyi.model import Kind
 from huiyi.safety.envelope import wrap
 from huiyi.sources.base import Cursor
-from huiyi.sources.codex import CodexReader
+from huiyi.sources.codex import CodexReader, summary_of
 from tests.builders import codex as cx
 from tests.builders.reads import BAD_REASONS, Replay, bad_line, read_growing, read_whole
 
@@ -264,13 +264,15 @@ def test_a_cursor_saved_by_an_earlier_version_reads_on_where_it_stopped(
     assert (session.id, session.cwd, session.is_subagent) == (cx.SESSION_ID, CWD, True)
     assert (session.created, session.updated) == (1772446500000, cx.ms(cx.at(5)))
     assert result.skipped == {}
-    # keys may be added (calls waiting for a result, recent prompts), never renamed
+    # keys may be added (calls waiting for a result, recent prompts, the last reply), never
+    # renamed
     assert result.state == {
         **saved,
         "seq": 4,
         "updated": cx.ms(cx.at(5)),
         "pending": {},
         "prompts": [],
+        "reply": [3, cx.ms(cx.at(5)), result.state["reply"][2]],
     }
 
 
@@ -432,3 +434,108 @@ def test_an_unknown_event_or_item_type_is_still_counted(
 
     assert result.skipped == {"unknown-type": 2}
     assert [e.text for e in result.chunks[0].events] == ["hi"]
+
+
+# -- Codex 0.171 compaction: the preamble, and the summary logged as a reply first -------------
+
+SUMMARY = "Kestrel-summary: the team settled how to undo the schema change and paused writes."
+#: another wording of the preamble, as a later build might write it
+OTHER_PREAMBLE = (
+    "A previous model worked on this task and wrote the summary below for the next agent. "
+    "Treat it as background and build on it instead of redoing the work it describes:"
+)
+
+
+def compacted_171(**options: object) -> list[cx.Item]:
+    return [
+        *turn_171(),
+        cx.compaction_171(SUMMARY, **options),  # type: ignore[arg-type]
+        cx.prompt_171("把单元测试再跑一遍"),
+    ]
+
+
+def kinds(replay: Replay) -> list[tuple[int, Kind, bool, str]]:
+    return [(e.seq, e.kind, e.injected, e.surface.value) for _, e in sorted(replay.events.items())]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},  # as 0.171 writes it
+        {"flagged": False},  # no `compaction_output` on the record
+        {"flagged": False, "preamble": OTHER_PREAMBLE},  # and a preamble in other words
+    ],
+)
+@pytest.mark.parametrize("step", [None, 97])
+def test_a_codex_171_compaction_keeps_the_summary_alone_and_the_reply_is_not_conversation(
+    codex_home: Path, reader: CodexReader, options: dict[str, object], step: int | None
+) -> None:
+    path = cx.write_rollout(codex_home, CWD, compacted_171(**options))
+    replay = (
+        read_whole(reader, path)
+        if step is None
+        else read_growing(reader, path, path.read_bytes(), step=step)
+    )
+
+    assert kinds(replay) == [
+        (0, Kind.USER, True, "shadowed"),
+        (1, Kind.USER, True, "shadowed"),
+        (2, Kind.USER, False, "shadowed"),
+        (3, Kind.ASSISTANT, False, "shadowed"),
+        (4, Kind.ASSISTANT, True, "shadowed"),  # the summary the model wrote, as it was asked
+        (5, Kind.SUMMARY, True, "current"),
+        (6, Kind.USER, False, "current"),
+    ]
+    texts = [e.text for _, e in sorted(replay.events.items())]
+    assert texts[4] == texts[5] == SUMMARY
+    assert replay.skipped == {}
+
+
+def test_a_reply_that_is_not_the_summary_stays_conversation(
+    codex_home: Path, reader: CodexReader
+) -> None:
+    items = [
+        *turn_171(),
+        cx.assistant_message("Done: the lock timeout is fixed.", with_ui_copy=False),
+        cx.compacted(f"{cx.PREAMBLE_171}\n{SUMMARY}"),
+    ]
+    path = cx.write_rollout(codex_home, CWD, items)
+
+    events = reader.read(path, Cursor()).chunks[0].events
+
+    reply, summary = events[-2:]
+    assert (reply.kind, reply.injected, reply.text) == (
+        Kind.ASSISTANT,
+        False,
+        "Done: the lock timeout is fixed.",
+    )
+    assert (summary.kind, summary.text) == (Kind.SUMMARY, SUMMARY)
+
+
+@pytest.mark.parametrize(
+    ("message", "summary"),
+    [
+        (f"{cx.PREAMBLE_171}\n{SUMMARY}", SUMMARY),
+        (
+            f"{cx.PREAMBLE_171}\n\n{SUMMARY}\n\nNext: run the tests.",
+            f"{SUMMARY}\n\nNext: run the tests.",
+        ),
+        (f"{OTHER_PREAMBLE}\n{SUMMARY}", SUMMARY),
+        # older builds: the summary alone, a summary with a heading line of its own, or a
+        # preamble with nothing after it are kept as they are
+        (SUMMARY, SUMMARY),
+        (f"Summary of the model's work:\n{SUMMARY}", f"Summary of the model's work:\n{SUMMARY}"),
+        (f"{cx.PREAMBLE_171}\n", f"{cx.PREAMBLE_171}\n"),
+    ],
+)
+def test_summary_of_strips_a_preamble_by_its_shape_and_keeps_anything_else(
+    message: str, summary: str
+) -> None:
+    assert summary_of(message) == summary
+
+
+def test_summary_of_finds_the_summary_behind_any_preamble_when_the_reply_is_known() -> None:
+    preamble = "Context handed over from an earlier run:"  # too short to be told by its shape
+    assert summary_of(f"{preamble}\n{SUMMARY}") == f"{preamble}\n{SUMMARY}"
+    assert summary_of(f"{preamble}\n{SUMMARY}", SUMMARY) == SUMMARY
+    assert summary_of(SUMMARY, SUMMARY) == SUMMARY

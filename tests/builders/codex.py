@@ -254,6 +254,42 @@ def compacted(summary: str) -> Line:
     return {"type": "compacted", "payload": {"message": summary}}
 
 
+#: The preamble Codex 0.171 writes in front of the summary in `compacted`, word for word
+PREAMBLE_171 = (
+    "Another language model started to solve this problem and produced a summary of its "
+    "thinking process. You also have access to the state of the tools that were used by that "
+    "language model. Use this to build on the work that has already been done and avoid "
+    "duplicating work. Here is the summary produced by the other language model, use the "
+    "information in this summary to assist with your own analysis:"
+)
+
+
+def compaction_171(summary: str, *, flagged: bool = True, preamble: str = PREAMBLE_171) -> Item:
+    """A manual compaction as Codex 0.171 logs it (tests/clients/README.md): the model's answer
+    to the summary request as an assistant message (with `flagged`, its record says
+    `compaction_output`, as 0.171's do), then `compacted` with the preamble, the summary and
+    the history that replaces the old one, then the UI's `ContextCompaction`."""
+    reply = message_171("assistant", (summary, "unknown"))
+    if flagged:
+        reply["metadata"] = {"client_authored": False, "compaction_output": True}
+    return [
+        _event({"type": "task_started", "turn_id": "t2", "model_context_window": 258400}),
+        _event({"type": "token_count", "info": None}),
+        reply,
+        {"type": "token_usage_record", "payload": {"thread_id": SESSION_ID, "usage": {}}},
+        {
+            "type": "compacted",
+            "payload": {
+                "message": f"{preamble}\n{summary}",
+                "replacement_history": [message_171("user", (summary, "harness"))["payload"]],
+            },
+        },
+        {"type": "world_state", "payload": {"full": True, "state": {}}},
+        item_completed({"type": "ContextCompaction", "id": "cc-1"}),
+        _event({"type": "task_complete", "turn_id": "t2", "last_agent_message": None}),
+    ]
+
+
 # -- files ---------------------------------------------------------------------------------
 
 

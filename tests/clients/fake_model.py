@@ -68,7 +68,24 @@ class ToolSearch:
     call_id: str = ""
 
 
-Turn = Reply | ToolCall | ToolSearch
+@dataclass(frozen=True)
+class Summary:
+    """The model writes the summary a compaction asks for. Only a compaction request takes
+    this turn: Claude Code's (a main request whose last user message asks for a summary; the
+    answer goes inside `<summary>` tags, or Claude asks again) and Codex's (a request without
+    tools whose last user item is its checkpoint prompt; see `is_compaction`). Anything else
+    asking while a Summary is next gets the side reply and leaves the Summary in place."""
+
+    text: str
+
+
+Turn = Reply | ToolCall | ToolSearch | Summary
+
+#: what each client's request to summarise the conversation says (Claude Code 2.1, Codex 0.171)
+COMPACTION_PROMPTS = (
+    "Your task is to create a detailed summary of the conversation so far",
+    "You are performing a CONTEXT CHECKPOINT COMPACTION",
+)
 
 #: what a side request (no tools offered) gets
 SIDE_REPLY = "ok"
@@ -95,6 +112,11 @@ class Recorded:
     def is_main(self) -> bool:
         return self.turn is not None
 
+    @property
+    def is_compaction(self) -> bool:
+        """A request to summarise the conversation for a compaction (see `Summary`)."""
+        return is_compaction(self.body)
+
 
 def _chunked(rfile: Any) -> bytes:
     out = bytearray()
@@ -120,6 +142,29 @@ def sse(events: Iterable[tuple[str, dict[str, Any]]]) -> bytes:
     return "".join(
         f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n" for name, data in events
     ).encode()
+
+
+def _last_user_text(body: dict[str, Any]) -> str:
+    """The text of the last user message (Messages API) or user input item (Responses API)."""
+    items = body.get("messages") or body.get("input") or []
+    for item in reversed(items if isinstance(items, list) else []):
+        if not isinstance(item, dict) or item.get("role") != "user":
+            continue
+        content = item.get("content")
+        if isinstance(content, str):
+            return content
+        return "".join(
+            str(part.get("text", "")) for part in content or [] if isinstance(part, dict)
+        )
+    return ""
+
+
+def is_compaction(body: Any) -> bool:
+    """Whether a request asks the model to summarise the conversation for a compaction."""
+    if not isinstance(body, dict):
+        return False
+    text = _last_user_text(body)
+    return any(prompt in text for prompt in COMPACTION_PROMPTS)
 
 
 def _estimate_tokens(body: Any) -> int:
@@ -186,6 +231,13 @@ class ServedFake:
         return f"http://127.0.0.1:{self.port}"
 
 
+def _text(turn: object) -> str:
+    """The text a turn answers with; a summary in the tags Claude Code looks for."""
+    if isinstance(turn, Summary):
+        return f"<analysis>The conversation, in order.</analysis>\n<summary>{turn.text}</summary>"
+    return turn.text if isinstance(turn, Reply) else str(turn)
+
+
 class FakeModel(ServedFake):
     """The fake Anthropic Messages / OpenAI Responses server that replays a script."""
 
@@ -214,6 +266,18 @@ class FakeModel(ServedFake):
             turn = self._script[index] if index < len(self._script) else None
             return index, turn
 
+    def _answer(self, body: dict[str, Any]) -> tuple[int | None, object]:
+        """Which turn a request gets: a main request (one offering tools) the next scripted
+        turn, a side request the side reply; but when a `Summary` is next, only a compaction
+        request takes it, whichever kind it is (Claude Code asks with tools, Codex without)."""
+        with self._lock:
+            upcoming = self._script[self._next] if self._next < len(self._script) else None
+        summary_next = isinstance(upcoming, Summary)
+        if not (is_compaction(body) if summary_next else body.get("tools")):
+            return None, SIDE_REPLY
+        index, scripted = self._take()
+        return index, scripted if scripted is not None else EXHAUSTED_REPLY
+
     def new_id(self, prefix: str) -> str:
         return f"{prefix}{next(self._ids):04d}fake"
 
@@ -236,13 +300,7 @@ class FakeModel(ServedFake):
     # -- Anthropic Messages API --------------------------------------------------------------
 
     def messages(self, body: dict[str, Any]) -> tuple[int | None, object, dict[str, Any]]:
-        main = bool(body.get("tools"))
-        turn: object
-        if main:
-            index, scripted = self._take()
-            turn = scripted if scripted is not None else EXHAUSTED_REPLY
-        else:
-            index, turn = None, SIDE_REPLY
+        index, turn = self._answer(body)
         if isinstance(turn, ToolCall):
             block: dict[str, Any] = {
                 "type": "tool_use",
@@ -252,8 +310,7 @@ class FakeModel(ServedFake):
             }
             stop = "tool_use"
         else:
-            text = turn.text if isinstance(turn, Reply) else str(turn)
-            block = {"type": "text", "text": text}
+            block = {"type": "text", "text": _text(turn)}
             stop = "end_turn"
         message = {
             "id": self.new_id("msg_01"),
@@ -314,13 +371,7 @@ class FakeModel(ServedFake):
     # -- OpenAI Responses API ----------------------------------------------------------------
 
     def responses(self, body: dict[str, Any]) -> tuple[int | None, object, dict[str, Any]]:
-        main = bool(body.get("tools"))
-        turn: object
-        if main:
-            index, scripted = self._take()
-            turn = scripted if scripted is not None else EXHAUSTED_REPLY
-        else:
-            index, turn = None, SIDE_REPLY
+        index, turn = self._answer(body)
         if isinstance(turn, ToolSearch):
             arguments: dict[str, Any] = {"query": turn.query}
             if turn.limit is not None:
@@ -345,7 +396,8 @@ class FakeModel(ServedFake):
             if turn.namespace:
                 item["namespace"] = turn.namespace
         else:
-            text = turn.text if isinstance(turn, Reply) else str(turn)
+            # Codex keeps the whole reply as the summary: no tags for it
+            text = turn.text if isinstance(turn, Summary) else _text(turn)
             item = {
                 "type": "message",
                 "id": self.new_id("msg_"),

@@ -11,6 +11,7 @@ from tests.clients.fake_model import (
     SIDE_REPLY,
     FakeModel,
     Reply,
+    Summary,
     ToolCall,
     ToolSearch,
     Turn,
@@ -100,6 +101,35 @@ def test_responses_stream_tool_search_function_call_and_text() -> None:
         body["tools"].append(ns)
         _post(fake, "/v1/responses", body)
         assert tool_names(fake.recorded()[-1]) == ["x", "mcp__huiyi__session_list"]
+
+
+def test_a_summary_goes_only_to_the_compaction_request_of_either_client() -> None:
+    claude_ask = "Your task is to create a detailed summary of the conversation so far, ..."
+    codex_ask = "You are performing a CONTEXT CHECKPOINT COMPACTION. Create a handoff summary"
+    script: list[Turn] = [Summary("we chose quokka"), Reply("after"), Summary("again")]
+    with FakeModel(script) as fake:
+        tools = [{"name": "Bash"}]
+        ordinary = {"model": "m", "tools": tools, "messages": [{"role": "user", "content": "hi"}]}
+        assert json.loads(_post(fake, "/v1/messages", ordinary)[2])["content"][0]["text"] == (
+            SIDE_REPLY
+        )
+        ask = dict(ordinary, messages=[{"role": "user", "content": claude_ask}])
+        text = json.loads(_post(fake, "/v1/messages", ask)[2])["content"][0]["text"]
+        assert "<summary>we chose quokka</summary>" in text
+        assert json.loads(_post(fake, "/v1/messages", ordinary)[2])["content"][0]["text"] == (
+            "after"
+        )
+        # Codex asks without tools; the summary comes back as it is, without tags
+        item = {"role": "user", "content": [{"type": "input_text", "text": codex_ask}]}
+        codex = {"model": "m", "input": [item], "stream": False}
+        output = json.loads(_post(fake, "/v1/responses", codex)[2])["output"]
+        assert output[0]["content"][0]["text"] == "again"
+        assert [(r.turn, r.is_compaction) for r in fake.recorded()] == [
+            (None, False),
+            (0, True),
+            (1, False),
+            (2, True),
+        ]
 
 
 def test_proxy_requests_are_recorded_and_refused() -> None:

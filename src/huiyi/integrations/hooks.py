@@ -11,8 +11,10 @@ object here, through the warm service or in its own process, and prints what com
   `source: "compact"`) the harness may not have written the compaction to its log yet: the hook
   waits for it, at most `COMPACT_WAIT_SECONDS`.
 - **UserPromptSubmit**: at most one injection, within `maxInjectChars`: a trigger word's recall,
-  else the gate's (`recall.auto.prompt_recall`), else the compaction anchor while it is active.
-  Each prompt is one turn of the anchor's count.
+  else the gate's (`recall.auto.prompt_recall`), else the compaction anchor while it is active
+  and SessionStart did not just offer it (a resumed session runs both before its first turn;
+  the anchor SessionStart offered is that turn's). Each prompt is one turn of the anchor's
+  count.
 - **PreCompact**: the log is indexed at once, so everything about to be shadowed is in the index,
   and the last seq seen is noted in the anchor state.
 - **Stop**: this session's log (`transcript_path`, and nothing else) is indexed at once, so the
@@ -229,7 +231,7 @@ class Hooks:
         block = self.hy.memory_of(caller).render()
         if block:
             parts.append(deliver_notes(block).text)
-        anchor = self._anchor(call, turn=False, offer=True)
+        anchor = self._anchor(call, prompt=False, offer=True)
         if anchor is not None:
             parts.append(anchor)
         return "\n\n".join(parts) or None
@@ -239,7 +241,7 @@ class Hooks:
 
         recall = self.hy.recall(call.caller(), seconds=AUTO_RECALL_SECONDS, semantic=False)
         found = prompt_recall(recall, call.prompt or "", self.hy.settings.triggers)
-        anchor = self._anchor(call, turn=True, offer=found is None)
+        anchor = self._anchor(call, prompt=True, offer=found is None)
         return found.text if found is not None else anchor
 
     def _note(self, call: HookCall) -> None:
@@ -256,8 +258,10 @@ class Hooks:
 
     # -- the anchor --------------------------------------------------------------------------
 
-    def _anchor(self, call: HookCall, *, turn: bool, offer: bool) -> str | None:
-        """The anchor text when it is active and `offer`ed; `turn` counts one user turn."""
+    def _anchor(self, call: HookCall, *, prompt: bool, offer: bool) -> str | None:
+        """The anchor text when it is active, not offered yet this turn and `offer`ed (False:
+        something else takes the turn); `prompt`: a user prompt, which counts one turn, else
+        SessionStart."""
         row = self._current(call)
         if row is None or call.session_id is None:
             return None
@@ -266,10 +270,8 @@ class Hooks:
             return None
         with self.book.session(call.session_id, self._now()) as (state, known):
             state.follow(compaction, self._now(), known=known)
-            active = state.active
-            if turn and active:
-                state.turns += 1
-        if not (active and offer):
+            shown = state.at_prompt() if prompt else state.at_session_start()
+        if not (shown and offer):
             return None
         anchor = render_anchor(compaction, self.hy.settings.max_inject_chars)
         return anchor.text if anchor is not None else None

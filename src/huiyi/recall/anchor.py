@@ -13,9 +13,12 @@ latest compaction, and the events it shadowed are the SHADOWED ones after the co
 before it. A DSH prune (one tool result replaced, no summary) is no compaction here.
 
 How long: `AnchorState` counts the user's turns after a compaction; the anchor is offered while
-fewer than `ANCHOR_TURNS` have passed, then it expires. A compaction that huiyi first sees long
-after it happened (`FRESH_MS`; say, a session resumed days later) is not anchored at all. The
-state is a few integers per session, so it can live in a small file under HUIYI_HOME.
+fewer than `ANCHOR_TURNS` have passed, then it expires, and at most once a turn: an anchor that
+SessionStart offered (a resumed session: Claude Code and Codex both run SessionStart, then
+UserPromptSubmit, before the first turn) is that turn's, so the prompt does not repeat it. A
+compaction that huiyi first sees long after it happened (`FRESH_MS`; say, a session resumed
+days later) is not anchored at all. The state is a few integers per session, so it can live in
+a small file under HUIYI_HOME.
 """
 
 from __future__ import annotations
@@ -163,12 +166,14 @@ def _body(compaction: Compaction, summary: str, pieces: list[str]) -> str:
 
 @dataclass(slots=True)
 class AnchorState:
-    """One session's anchor bookkeeping: which compaction, how many user turns since, and the
-    last seq PreCompact saw before a compaction ran (`noted`)."""
+    """One session's anchor bookkeeping: which compaction, how many user turns since, whether
+    SessionStart offered the anchor for the turn to come (`offered`), and the last seq
+    PreCompact saw before a compaction ran (`noted`)."""
 
     compaction: int | None = None
     turns: int = 0
     noted: int | None = None
+    offered: bool = False
     #: when this state last changed (epoch ms), to drop the oldest sessions' states
     seen: int = 0
 
@@ -176,6 +181,20 @@ class AnchorState:
     def active(self) -> bool:
         """Whether the anchor is still offered."""
         return self.compaction is not None and self.turns < ANCHOR_TURNS
+
+    def at_session_start(self) -> bool:
+        """Whether SessionStart offers the anchor; when it does, it is the next turn's."""
+        self.offered = self.offered or self.active
+        return self.active
+
+    def at_prompt(self) -> bool:
+        """A user prompt: one turn counted; whether the prompt may offer the anchor (not when
+        SessionStart already offered it for this turn)."""
+        offer = self.active and not self.offered
+        if self.active:
+            self.turns += 1
+        self.offered = False
+        return offer
 
     def follow(self, compaction: Compaction | None, now: int, *, known: bool) -> None:
         """Take the session's latest compaction into account: a new one starts the count (an
@@ -187,12 +206,14 @@ class AnchorState:
         self.compaction = compaction.seq
         self.turns = 0 if fresh else ANCHOR_TURNS
         self.noted = None
+        self.offered = False
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "compaction": self.compaction,
             "turns": self.turns,
             "noted": self.noted,
+            "offered": self.offered,
             "seen": self.seen,
         }
 
@@ -210,5 +231,6 @@ class AnchorState:
             compaction=number("compaction"),
             turns=max(number("turns") or 0, 0),
             noted=number("noted"),
+            offered=data.get("offered") is True,
             seen=number("seen") or 0,
         )

@@ -20,7 +20,16 @@ each:
   An MCP call names its server in `namespace` (`mcp__huiyi`): the tool name is the full
   `mcp__huiyi__recall_history`.
 - `compacted` carries the summary that replaces everything before it: a SUMMARY event whose
-  seq is also the chunk's `shadow_before`.
+  seq is also the chunk's `shadow_before`. Codex 0.171 puts a fixed preamble addressed to the
+  model in front of the summary ("Another language model started to solve this problem ...
+  to assist with your own analysis:"); the SUMMARY holds the summary alone (`summary_of`).
+- The model's answer to the compaction request is logged first, as an ordinary assistant
+  message, but it is the summary, not conversation: it is kept as an injected ASSISTANT event
+  (left out of search, skeletons and anchors, like other host traffic). 0.171 says so on the
+  record (`metadata.compaction_output`); without that, a reply whose text is the summary of
+  the `compacted` right after it is emitted again, injected, under its seq (the last reply is
+  remembered in the state, under `reply`, for a read cut between them). Its text also tells
+  where the summary starts in `compacted` when the preamble's words are new.
 - Everything else Codex is known to log (`_IGNORED_TYPES`, `_IGNORED_ITEMS`, `_IGNORED_EVENTS`)
   is passed over without being counted; what is on none of these lists counts `unknown-type`.
 
@@ -110,6 +119,15 @@ _DEFAULT_NAMES = {"local_shell_call": "local_shell", "web_search_call": "web_sea
 _UUID_TAIL = re.compile(
     r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
 )
+#: Codex's preamble in front of the summary in `compacted`: one line addressed to the model that
+#: speaks of a summary and of another model, at least `_PREAMBLE_CHARS` long, ending in a
+#: colon. Its words are not pinned, only its shape; a message without it is the summary.
+_PREAMBLE_CHARS = 100
+_SUMMARY_PREAMBLE = re.compile(
+    r"\s*(?=[^\n]*\bsummary\b)(?=[^\n]*\b(?:language model|LLM|model|agent)\b)"
+    rf"[^\n]{{{_PREAMBLE_CHARS},2000}}:[ \t]*\r?\n",
+    re.IGNORECASE,
+)
 MAX_CALLS = 256
 #: Prompts remembered for recognising their other copies.
 MAX_PROMPTS = 16
@@ -189,8 +207,22 @@ def _split_user_content(item: dict[str, Any]) -> tuple[str, str]:
     return "\n".join(human), "\n".join(injected)
 
 
-def _prompt_key(text: str) -> str:
-    """A short hash of a prompt's words, to recognise its other copies."""
+def summary_of(message: str, reply: str | None = None) -> str:
+    """The model's summary in a `compacted` message: without the host's preamble in front of
+    it. `reply` is the text of the assistant message just before, when it may be the summary:
+    a message ending in it (after more than blank space) is that summary behind a preamble,
+    whatever its words. A message in neither shape is the summary as it is."""
+    if reply and message.endswith(reply) and message[: -len(reply)].strip():
+        return reply.strip()
+    match = _SUMMARY_PREAMBLE.match(message)
+    if match is not None and message[match.end() :].strip():
+        return message[match.end() :].strip()
+    return message
+
+
+def _text_key(text: str) -> str:
+    """A short hash of a text's words, to recognise its other copies (a prompt's, and the
+    summary's)."""
     words = " ".join(text.split())
     return hashlib.sha1(words.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
@@ -226,8 +258,9 @@ class _Rollout(FileSession):
     """What one rollout has taught us so far; `state()` round-trips it through the cursor.
 
     Besides `FileSession`'s keys: `id` (the session id, fixed by the first record), `subagent`,
-    `calls` (tool names by `call_id`) and `prompts` (recent prompts: a hash of the text and
-    the copies seen, oldest first).
+    `calls` (tool names by `call_id`), `prompts` (recent prompts: a hash of the text and
+    the copies seen, oldest first) and `reply` (the latest assistant message: its seq
+    and time, and a hash of its text).
     """
 
     source: ClassVar[str] = CodexReader.source
@@ -238,6 +271,7 @@ class _Rollout(FileSession):
         self.subagent: bool = state.get("subagent", False)
         self.calls: dict[str, str] = state.get("calls", {})
         self.prompts: list[list[Any]] = state.get("prompts", [])
+        self.reply: list[Any] | None = state.get("reply")
 
     def state(self) -> dict[str, Any]:
         return {
@@ -246,6 +280,7 @@ class _Rollout(FileSession):
             "subagent": self.subagent,
             "calls": self.calls,
             "prompts": self.prompts,
+            "reply": self.reply,
         }
 
     def describe(self, update: SessionUpdate) -> None:
@@ -270,7 +305,10 @@ class _Rollout(FileSession):
         if rtype == "session_meta":
             effect = self._meta(payload)
         elif rtype == "response_item":
-            effect = self._item(payload)
+            meta = record.get("metadata")
+            effect = self._item(
+                payload, isinstance(meta, dict) and bool(meta.get("compaction_output"))
+            )
         elif rtype == "event_msg":
             effect = self._event(payload)
         else:  # compacted
@@ -310,12 +348,13 @@ class _Rollout(FileSession):
             return self._count(UNKNOWN_TYPE)
         return _nothing
 
-    def _item(self, item: dict[str, Any]) -> _Effect:
+    def _item(self, item: dict[str, Any], summary: bool) -> _Effect:
+        """A `response_item`; `summary`: the record says it is the model's compaction summary."""
         itype = item.get("type")
         if itype in _IGNORED_ITEMS:
             return _nothing
         if itype == "message":
-            return self._message(item)
+            return self._message(item, summary)
         if isinstance(itype, str) and itype in _CALL_ARGS:
             name = _tool_name(item, itype)
             call_id = as_str(item.get("call_id")) or as_str(item.get("id"))
@@ -328,11 +367,10 @@ class _Rollout(FileSession):
             return partial(self._output, call_id, _output_text(item.get("output")))
         return self._count(UNKNOWN_TYPE)
 
-    def _message(self, item: dict[str, Any]) -> _Effect:
+    def _message(self, item: dict[str, Any], summary: bool) -> _Effect:
         role = item.get("role")
         if role == "assistant":
-            text = _content_text(item.get("content"))
-            return partial(self._say, Kind.ASSISTANT, "assistant", text, False)
+            return partial(self._reply, _content_text(item.get("content")), summary)
         if role == "user":
             human, injected = _split_user_content(item)
 
@@ -367,7 +405,21 @@ class _Rollout(FileSession):
         tool = self.calls.get(call_id) if call_id else None
         self.emit_result(call_id, tool, text, time)
 
-    def _compacted(self, text: str, time: int) -> None:
+    def _reply(self, text: str, summary: bool, time: int) -> None:
+        """An assistant message: conversation, or (`summary`) the model's compaction summary."""
+        seq = self.seq
+        if self.emit(Kind.ASSISTANT, "assistant", text, time, injected=summary):
+            self.reply = [seq, time, _text_key(text)]
+
+    def _compacted(self, message: str, time: int) -> None:
+        """The compaction: its summary, and the reply right before it (nothing took a seq in
+        between) marked when it was the summary all along."""
+        reply = self.reply if self.reply is not None and self.reply[0] == self.seq - 1 else None
+        said = self.events.get(reply[0]) if reply is not None else None  # read this time
+        text = summary_of(message, said.text if said is not None else None)
+        if reply is not None and _text_key(text) == reply[2]:
+            again = said.text if said is not None else text
+            self.emit(Kind.ASSISTANT, "assistant", again, reply[1], injected=True, seq=reply[0])
         self.compact()
         self.emit(Kind.SUMMARY, "user", text, time, injected=True)
 
@@ -375,7 +427,7 @@ class _Rollout(FileSession):
         """One copy of a human prompt: the first copy of it is the USER event."""
         if not text.strip():
             return
-        key = _prompt_key(text)
+        key = _text_key(text)
         for entry in self.prompts:
             if entry[0] == key and copy not in entry[1]:
                 entry[1].append(copy)

@@ -161,7 +161,24 @@ def m003_read_logs_again(conn: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: list[Migration] = [m001_initial, m002_fuzzy_and_vectors, m003_read_logs_again]
+def m004_read_codex_logs_again(conn: sqlite3.Connection) -> None:
+    """Read Codex logs again from their start on the next `huiyi index`.
+
+    Codex 0.171 logs a compaction as the model's summary reply (an assistant message) followed by
+    `compacted`, whose message puts a fixed preamble before the summary. Earlier readers indexed
+    the reply as conversation and kept the preamble in the summary; this release keeps the reply
+    as host traffic and the summary alone. Only Codex logs are affected (their events are read
+    again and embedded again), the same way as `m003_read_logs_again`.
+    """
+    conn.execute("UPDATE files SET inode = NULL WHERE source = 'codex' AND missing = 0")
+
+
+MIGRATIONS: list[Migration] = [
+    m001_initial,
+    m002_fuzzy_and_vectors,
+    m003_read_logs_again,
+    m004_read_codex_logs_again,
+]
 
 
 #: bookkeeping kept next to the schema, created by `apply` itself
