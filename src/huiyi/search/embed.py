@@ -59,6 +59,17 @@ if TYPE_CHECKING:  # numpy is imported where vectors are made: a search with non
 
     Vectors = npt.NDArray[np.float32]
 
+
+def __getattr__(name: str) -> Any:
+    """`Vectors` for code that imports it at run time (numpy is loaded then)."""
+    if name == "Vectors":
+        import numpy as np
+        import numpy.typing as npt
+
+        return npt.NDArray[np.float32]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 #: Texts longer than this are cut before embedding. A 512-token window holds roughly 1,500-2,000
 #: Latin or 500 CJK characters; longer tool output would only be averaged over windows (which
 #: blurs it) and cost time linear in its length.
