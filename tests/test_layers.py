@@ -15,7 +15,9 @@ SRC = Path(huiyi.__file__).parent
 LAYERS: list[frozenset[str]] = [
     frozenset({"__main__"}),
     frozenset({"cli"}),
-    frozenset({"cli_config", "cli_eval", "cli_install", "cli_mcp", "cli_memory"}),
+    frozenset(
+        {"cli_config", "cli_eval", "cli_index", "cli_install", "cli_mcp", "cli_memory", "cli_read"}
+    ),
     frozenset({"cli_common"}),
     frozenset({"integrations"}),
     frozenset({"eval"}),

@@ -1,4 +1,10 @@
-"""What every `huiyi` command group shares: the error edge, JSON output, workspace options.
+"""What every `huiyi` command group shares: the root's state (settings, and the index opened on
+first use), the error edge, JSON output, workspace options, printing hits.
+
+The root command reads and checks the settings once (`CliState`); a command that needs the index
+takes it with `pass_huiyi`, which imports the core and opens it then. So a command served
+without the core (`huiyi --version`, `huiyi search` answered by the warm service) never pays
+for importing it.
 
 The error edge is the one place where huiyi's own errors become what a person sees: one line on
 stderr, redacted, with an exit status per kind (`huiyi.errors.EXIT_CODES`: 2 usage, 3 not
@@ -12,22 +18,67 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import wraps
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from huiyi.config import Settings
 from huiyi.errors import HuiyiError, UsageError, exit_code
 from huiyi.recall.render import when
 from huiyi.safety.redact import redact
-from huiyi.store.db import fault
 
-__all__ = ["clean_errors", "edge", "emit_json", "safe", "when", "workspace_options"]
+if TYPE_CHECKING:
+    from huiyi.api import Huiyi
+
+__all__ = [
+    "CliState",
+    "clean_errors",
+    "edge",
+    "emit_json",
+    "hit_json",
+    "pass_huiyi",
+    "print_hits",
+    "safe",
+    "when",
+    "workspace_options",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+class CliState:
+    """The root command's object: the settings, and the index (`Huiyi`) opened on first use."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._huiyi: Huiyi | None = None
+
+    def huiyi(self) -> Huiyi:
+        if self._huiyi is None:
+            from huiyi.api import Huiyi
+
+            self._huiyi = Huiyi(settings=self.settings)
+        return self._huiyi
+
+    def close(self) -> None:
+        if self._huiyi is not None:
+            self._huiyi.close()
+
+
+def pass_huiyi(func: F) -> F:
+    """`click.pass_obj` for a command that uses the index: it gets the root's `Huiyi` (opened
+    now), or the `Huiyi` a caller handed over as `obj` (tests invoke a command on its own)."""
+
+    @wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        obj = click.get_current_context().obj
+        return func(obj.huiyi() if isinstance(obj, CliState) else obj, *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
 
 
 def safe(text: str) -> str:
@@ -56,6 +107,8 @@ def clean_errors() -> Iterator[None]:
     except HuiyiError as exc:
         raise HuiyiClickError(exc) from None
     except (sqlite3.DatabaseError, OSError) as exc:
+        from huiyi.store.db import fault
+
         error = fault(exc, None)
         if error is None:
             raise
@@ -90,3 +143,20 @@ def workspace_options(what: str) -> Callable[[F], F]:
         )(func)
 
     return decorate
+
+
+def print_hits(hits: Sequence[Mapping[str, Any]]) -> None:
+    """Search hits (`Hit.as_dict`), two lines each: where, then the snippet."""
+    if not hits:
+        click.echo("no matches")
+    for n, hit in enumerate(hits, 1):
+        click.echo(
+            f"[{n}] {when(hit['time'])}  {hit['source']}  {safe(hit['title'])}  "
+            f"({hit['session_id']} #{hit['seq']}, {hit['kind']})"
+        )
+        click.echo(f"    {safe(hit['snippet'])}")
+
+
+def hit_json(hit: Mapping[str, Any]) -> dict[str, Any]:
+    """A hit (`Hit.as_dict`) for `--json`, its title and snippet through the safety exit."""
+    return {**hit, "title": safe(hit["title"]), "snippet": safe(hit["snippet"])}

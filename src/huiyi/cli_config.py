@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from huiyi.cli_common import edge, emit_json, safe
+from huiyi.cli_common import edge, emit_json, pass_huiyi, safe
 from huiyi.config import FILE_KEYS, Loaded, Origin, Trigger, load
 from huiyi.errors import UsageError
 
@@ -116,14 +116,14 @@ def show(as_json: bool) -> None:
 
 
 @config.command()
-@click.pass_obj
+@pass_huiyi
 def path(hy: Huiyi) -> None:
     """Print where config.toml is (in HUIYI_HOME), whether or not it exists yet."""
     click.echo(str(hy.settings.config_path))
 
 
 @config.command()
-@click.pass_obj
+@pass_huiyi
 @edge
 def init(hy: Huiyi) -> None:
     """Write a config.toml with every key commented out at its default (owner-only)."""

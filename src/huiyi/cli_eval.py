@@ -24,7 +24,6 @@ from huiyi.eval.datasets import LOADERS, load
 from huiyi.eval.harness import LAYERS, evaluate_set, limit_queries, parse_layers
 
 if TYPE_CHECKING:
-    from huiyi.api import Huiyi
     from huiyi.eval.runner import Report
 
 __all__ = ["eval_cmd"]
@@ -108,7 +107,7 @@ def eval_cmd(
     plain BM25 baseline; negatives (queries nothing answers) are counted apart as neg>0. For
     `gate`: coverage and false-positive rate, per split, language and category.
     """
-    hy: Huiyi = ctx.obj
+    settings = ctx.obj.settings  # the root's `CliState`, or a `Huiyi` a caller handed over
     if kind == GATE:
         from huiyi.eval.gate import evaluate_gate, load_gate
 
@@ -121,7 +120,7 @@ def eval_cmd(
             raise click.UsageError(f"{given[0]} scores search sets, not the gate")
         _report(
             lambda progress: evaluate_gate(
-                load_gate(path), index_home=index_home, progress=progress, settings=hy.settings
+                load_gate(path), index_home=index_home, progress=progress, settings=settings
             ),
             as_json=as_json,
         )
@@ -137,7 +136,7 @@ def eval_cmd(
             embedder=embedder_spec,
             index_home=index_home,
             progress=progress,
-            settings=hy.settings,
+            settings=settings,
         )
 
     _report(search_report, as_json=as_json)

@@ -2,24 +2,26 @@
 
 Only parsing and printing live here; what is written where is `huiyi.integrations.install` and
 `huiyi.integrations.agents_md`. Register with `main.add_command(install)` and
-`main.add_command(agents_md)`; `print_installed` is the part of `huiyi doctor` that shows what
-is installed where.
+`main.add_command(agents_md)`; what `huiyi doctor` shows of what is installed where is in
+`cli_index`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
-from huiyi.api import Huiyi
-from huiyi.cli_common import edge
+from huiyi.cli_common import edge, pass_huiyi
 from huiyi.errors import UsageError
 from huiyi.integrations import agents_md as digest
-from huiyi.integrations.install import HARNESSES, Change, Launch, apply, diff, plan, statuses
+from huiyi.integrations.install import HARNESSES, Change, Launch, apply, diff, plan
 
-__all__ = ["agents_md", "install", "installed_report", "print_installed"]
+if TYPE_CHECKING:
+    from huiyi.api import Huiyi
+
+__all__ = ["agents_md", "install"]
 
 
 def _env_pairs(pairs: tuple[str, ...]) -> dict[str, str]:
@@ -64,7 +66,7 @@ def _write(changes: list[Change], dry_run: bool) -> None:
     metavar="KEY=VALUE",
     help="One more variable for huiyi's entries (repeatable), e.g. HUIYI_EMBEDDER=none.",
 )
-@click.pass_obj
+@pass_huiyi
 @edge
 def install(
     hy: Huiyi,
@@ -96,23 +98,8 @@ def agents_md() -> None:
 )
 @click.option("--remove", is_flag=True, help="Remove the digest block; leave the rest.")
 @click.option("--dry-run", is_flag=True, help="Show the change as a unified diff; write nothing.")
-@click.pass_obj
+@pass_huiyi
 @edge
 def sync(hy: Huiyi, project: Path | None, remove: bool, dry_run: bool) -> None:
     """Write (or refresh) the marked memory digest block; text outside it is never touched."""
     _write([digest.plan(hy.settings, project, remove=remove)], dry_run)
-
-
-def installed_report(hy: Huiyi) -> dict[str, Any]:
-    """The `installed` part of `huiyi doctor --json`."""
-    return {name: status.as_dict() for name, status in statuses(hy.settings).items()}
-
-
-def print_installed(report: dict[str, Any]) -> None:
-    click.echo("\ninstalled")
-    for name, s in report.items():
-        hooks = ", ".join(s["hooks"]) or "no"
-        click.echo(f"  {name:<12} MCP {'yes' if s['mcp'] else 'no':<4} {s['mcp_path']}")
-        click.echo(f"  {'':<12} hooks {hooks}  {s['hooks_path']}")
-        for note in s["notes"]:
-            click.echo(f"  {'':<12} ! {note}")

@@ -1,24 +1,35 @@
-"""`huiyi mcp`: serve the recall and memory tools over MCP (stdio, or Streamable HTTP).
+"""`huiyi mcp` and `huiyi hook`: what harnesses run (the MCP server, the hooks).
+
+`huiyi mcp` serves the recall and memory tools over MCP (stdio, or Streamable HTTP).
 
 Only argument parsing lives here. Over stdio the server is the light front
 (`huiyi.integrations.front`; the `huiyi` entry point reaches it without importing click, and this
 command runs the same front when called through the click group); over HTTP it is the SDK server
 (`huiyi.integrations.mcp_server`), imported when the command runs, so the MCP SDK never slows
-down other `huiyi` commands. Register it with `main.add_command(mcp)`.
+down other `huiyi` commands.
+
+`huiyi hook HARNESS EVENT` is served by its light front (`huiyi.integrations.hook_front`), which
+the `huiyi` entry point reaches without click; this command is what click shows for its `--help`
+and a mistyped harness or event.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from huiyi.api import Huiyi
-from huiyi.cli_common import clean_errors
+from huiyi.cli_common import clean_errors, pass_huiyi
+from huiyi.integrations.hooks import EVENTS, HARNESSES
 from huiyi.workspace import resolve
 
-__all__ = ["mcp", "parse_http"]
+if TYPE_CHECKING:
+    from huiyi.api import Huiyi
+
+__all__ = ["hook", "mcp", "parse_http"]
 
 
 def parse_http(value: str, *, allow_remote: bool = False) -> tuple[str, int]:
@@ -79,7 +90,7 @@ def parse_http(value: str, *, allow_remote: bool = False) -> tuple[str, int]:
     help="With --http: allow a host that is not loopback (the token is still required; the "
     "traffic is plain HTTP).",
 )
-@click.pass_obj
+@pass_huiyi
 def mcp(
     hy: Huiyi,
     http: str | None,
@@ -117,3 +128,13 @@ def mcp(
             hy.settings, cwd=os.getcwd(), server=server_name, forced=workspace, forced_how=how
         )
         serve(hy, finder, http=address, token=token)
+
+
+@click.command()
+@click.argument("harness", type=click.Choice(list(HARNESSES)))
+@click.argument("event", type=click.Choice(list(EVENTS)))
+def hook(harness: str, event: str) -> None:
+    """Serve one harness hook: its JSON on stdin, what the model gets on stdout (docs/hooks.md)."""
+    from huiyi.integrations.hook_front import run
+
+    sys.exit(run(harness, event, sys.stdin.buffer, sys.stdout))

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from huiyi.cli_common import edge, emit_json
+from huiyi.cli_common import edge, emit_json, pass_huiyi
 from huiyi.errors import ExtractionError, NotFoundError
 from huiyi.memory import Outcome, Target, memory_search_tool
 from huiyi.memory.extract import NOT_CONFIGURED, Extractor
@@ -83,7 +83,7 @@ def memory() -> None:
 
 @memory.command("show")
 @_options(None)
-@click.pass_obj
+@pass_huiyi
 @edge
 def show(hy: Huiyi, target: str | None, as_json: bool, workspace_dir: Path | None) -> None:
     """Print the memory block exactly as the model sees it (or one store with --target)."""
@@ -116,7 +116,7 @@ def show(hy: Huiyi, target: str | None, as_json: bool, workspace_dir: Path | Non
 @memory.command("add")
 @click.argument("content")
 @_options("memory")
-@click.pass_obj
+@pass_huiyi
 @edge
 def add(hy: Huiyi, content: str, target: str, as_json: bool, workspace_dir: Path | None) -> None:
     """Add an entry (refused whole if the store would go over its limit)."""
@@ -127,7 +127,7 @@ def add(hy: Huiyi, content: str, target: str, as_json: bool, workspace_dir: Path
 @click.argument("old_text")
 @click.argument("content")
 @_options("memory")
-@click.pass_obj
+@pass_huiyi
 @edge
 def replace(
     hy: Huiyi, old_text: str, content: str, target: str, as_json: bool, workspace_dir: Path | None
@@ -139,7 +139,7 @@ def replace(
 @memory.command("remove")
 @click.argument("old_text")
 @_options("memory")
-@click.pass_obj
+@pass_huiyi
 @edge
 def remove(
     hy: Huiyi, old_text: str, target: str, as_json: bool, workspace_dir: Path | None
@@ -159,7 +159,7 @@ def remove(
     help="How many entries to show.",
 )
 @_options(None, target=False)
-@click.pass_obj
+@pass_huiyi
 @edge
 def search_cmd(
     hy: Huiyi, query: str, limit: int, as_json: bool, workspace_dir: Path | None
@@ -175,7 +175,7 @@ def search_cmd(
 @memory.command("archive")
 @click.argument("old_text", required=False)
 @_options("memory")
-@click.pass_obj
+@pass_huiyi
 @edge
 def archive(
     hy: Huiyi, old_text: str | None, target: str, as_json: bool, workspace_dir: Path | None
@@ -201,7 +201,7 @@ def archive(
 @memory.command("restore")
 @click.argument("old_text")
 @_options("memory")
-@click.pass_obj
+@pass_huiyi
 @edge
 def restore(
     hy: Huiyi, old_text: str, target: str, as_json: bool, workspace_dir: Path | None
@@ -238,7 +238,7 @@ def _read_turns(path: Path) -> list[tuple[str, str]]:
 )
 @click.option("--dry-run", is_flag=True, help="Show the proposals without saving them.")
 @_options(None, target=False)
-@click.pass_obj
+@pass_huiyi
 @edge
 def extract(
     hy: Huiyi,

@@ -43,6 +43,10 @@ A hook (`huiyi hook`, `hook_front.py`) sends `{"v": 1, "hook": {"harness", "even
 instead of a call and gets `{"result": {"context": ..., "notes": [...]}}` (or `{"error": ...}`
 in the result; see `hooks.answer`) on the same connection.
 
+A person's `huiyi search` or `huiyi recall` (`terminal.py`) sends `{"v": 1, "cli": {"command",
+...}}` and gets `{"result": {...}}` with the data the CLI prints, or `{"result": {"error":
+{"kind", "message"}}}`. The CLI never starts a service (`ServiceClient(..., start=False)`).
+
 Either gets `{"unavailable": "why"}` instead of the result when this service cannot serve (its
 core failed to load): nothing was done, and the front serves the call itself. A connection that
 ends before `accepted` is retried (the service was stopping); one that ends after it, without a
@@ -200,8 +204,10 @@ class ServiceStopped(Exception):
 class ServiceClient:
     """How a front reaches the service for its settings, starting it when needed."""
 
-    def __init__(self, settings: Settings, version: str) -> None:
+    def __init__(self, settings: Settings, version: str, *, start: bool = True) -> None:
+        """`start=False`: use a service that is running, never start one."""
         self.settings = settings
+        self.start = start
         self.path = socket_path(settings, version)
         self.lock_path = self.path.with_suffix(".lock")
         self.log_path = self.path.with_suffix(".log")
@@ -274,7 +280,7 @@ class ServiceClient:
         """A connection to the live service, starting one if there is none; None if none
         can be started (then the front serves calls itself)."""
         line = self._open()
-        if line is not None or self._gave_up:
+        if line is not None or self._gave_up or not self.start:
             return line
         with self._starting:
             line = self._open()
@@ -492,6 +498,9 @@ class Service:
         if "hook" in request:
             line.send({"result": self._hook(calls, request["hook"])})
             return
+        if "cli" in request:
+            line.send({"result": self._terminal(calls, request["cli"])})
+            return
         call, caller = request["call"], request["caller"]
         finder = CallerFinder.for_settings(
             self.settings,
@@ -537,6 +546,12 @@ class Service:
         reply = answer(hooks, calls.in_worker, request)
         self._refresh_soon(calls)
         return reply
+
+    def _terminal(self, calls: Calls, request: dict[str, Any]) -> dict[str, Any]:
+        """A person's `huiyi search` or `huiyi recall`, on the index's worker thread."""
+        from huiyi.integrations.terminal import served
+
+        return calls.in_worker(lambda: served(calls.hy, request, calls.refresh))
 
     def _refresh_soon(self, calls: Calls) -> None:
         """After a hook, read what is new in every log in the background (one refresh queued

