@@ -41,12 +41,15 @@ NEEDLES = [
     ("quantization", "quantizaton"),
     ("tokenization", "tokenizaton"),
 ]
-#: everyday words that share trigrams with the needles, so a typo matches much of the history
+#: everyday words that share trigrams with the needles, so a typo matches much of the history;
+#: none shares as many with a typo as its needle does (`subset` + `setting` would: both hold
+#: every trigram of `subseting` that `subsetting` holds, and no trigram measure can tell them
+#: apart)
 COMMON = (
-    "setting settings testing string running using sending existing meeting subset subsequent "
-    "substring setup reset session assets insertion dataset offset tooling station nation "
-    "duplicate application serial realization pressure press idempotent token tokens memo "
-    "throttle paging page quantity quant condition position automation notification"
+    "setting settings testing string running using sending existing meeting setup reset "
+    "session assets insertion dataset offset tooling station nation duplicate application "
+    "serial pressure token tokens memo throttle paging page quantity condition position "
+    "automation notification"
 ).split()
 
 
