@@ -28,6 +28,7 @@ test: lint
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_index.py
+	$(BIN)/python benchmarks/bench_search.py
 	$(BIN)/python benchmarks/bench_startup.py
 	$(BIN)/python benchmarks/bench_hooks.py
 	$(BIN)/python benchmarks/bench_redact.py

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -76,7 +77,7 @@ QUERIES = [
 ]
 
 
-def sentence(rng: random.Random) -> str:
+def sentence(rng: random.Random, en: Sequence[str] = EN) -> str:
     """A bilingual line as people write them: Chinese clauses unspaced, English and code."""
     parts: list[str] = []
     for _ in range(rng.randint(2, 7)):
@@ -85,7 +86,7 @@ def sentence(rng: random.Random) -> str:
             clause = "".join(rng.choice(ZH) for _ in range(rng.randint(2, 6)))
             parts.append(clause + rng.choice("，。；"))
         elif roll < 0.9:
-            parts.append(" ".join(rng.choice(EN) for _ in range(rng.randint(3, 9))))
+            parts.append(" ".join(rng.choice(en) for _ in range(rng.randint(3, 9))))
         else:
             parts.append(rng.choice(CODE))
     return " ".join(parts)
@@ -98,9 +99,16 @@ def generate(
     workspaces: int,
     seed: int = 7,
     workspace_root: str = "/bench",
+    *,
+    en: Sequence[str] = EN,
+    plant: Mapping[int, str] | None = None,
 ) -> int:
-    """Write the history; session n works in `{workspace_root}/ws{n % workspaces}`."""
+    """Write the history; session n works in `{workspace_root}/ws{n % workspaces}`.
+
+    `en` is the English vocabulary; `plant` maps a session number to a sentence added to its
+    first user message (a needle for `bench_search.py`)."""
     rng = random.Random(seed)
+    plant = plant or {}
     cctx = zstandard.ZstdCompressor(level=3)
     total = 0
     t0 = 1_780_000_000_000
@@ -134,7 +142,9 @@ def generate(
                     "seq": seq,
                     "time": t,
                     "data": {
-                        "content": [{"type": "text", "text": sentence(rng)}],
+                        "content": [
+                            {"type": "text", "text": planted(n, seq, plant, sentence(rng, en))}
+                        ],
                         "source": {"kind": "user"},
                         "role": "user",
                         "id": f"m{seq}",
@@ -151,7 +161,10 @@ def generate(
                             "role": "assistant",
                             "id": f"m{seq}",
                             "content": [
-                                {"type": "text", "text": sentence(rng) + " " + sentence(rng)}
+                                {
+                                    "type": "text",
+                                    "text": sentence(rng, en) + " " + sentence(rng, en),
+                                }
                             ],
                         }
                     },
@@ -169,7 +182,7 @@ def generate(
                                 {
                                     "type": "tool-result",
                                     "toolCallId": f"c{seq}",
-                                    "content": [{"type": "text", "text": sentence(rng)}],
+                                    "content": [{"type": "text", "text": sentence(rng, en)}],
                                     "isError": False,
                                 }
                             ],
@@ -186,6 +199,11 @@ def generate(
             frames.append(cctx.compress(("\n".join(lines) + "\n").encode()))
         (folder / "session.jsonl.zstd").write_bytes(b"".join(frames))
     return total
+
+
+def planted(session: int, seq: int, plant: Mapping[int, str], text: str) -> str:
+    """The text of a user message, with the session's needle in its first one."""
+    return f"{text} {plant[session]}" if seq == 1 and session in plant else text
 
 
 CHILD = r"""

@@ -155,3 +155,68 @@ def test_a_bare_quoted_phrase_is_exact_but_quotes_inside_a_question_are_not(logs
         question = hy.search('which script runs "make ship" before release', workspace="/w/a")
         assert question.layers == ["lexical", "fuzzy", "semantic"]
         assert question.hits[0].seq == 1
+
+
+def _counted(hy: Huiyi, model: str, workspace: str) -> tuple[int, int]:
+    """Coverage counted the slow way, over every event (what the counters must equal)."""
+    row = hy.conn.execute(
+        "SELECT count(v.event_id), count(*) FROM events e JOIN sessions s ON s.sid = e.sid "
+        "LEFT JOIN vectors v ON v.event_id = e.id AND v.model = ? WHERE e.indexed = 1 "
+        "AND e.kind IN ('user', 'assistant', 'summary') "
+        "AND (e.injected = 0 OR e.kind = 'summary') AND s.is_private = 0 AND s.workspace = ?",
+        (model, workspace),
+    ).fetchone()
+    return int(row[0]), int(row[1])
+
+
+def test_coverage_counters_follow_every_write(tmp_path: Path) -> None:
+    """Kept by triggers instead of counted per search: they must agree with a full count
+    after indexing, embedding, changed and replaced logs, a session turning private, a
+    session moving workspace, another model's vectors, forgetting and a repair."""
+    root = tmp_path / "cov"
+    root.mkdir()
+    a, b = root / "a.log", root / "b.log"
+    write(a, *({"s": "s1", "q": i, "t": t} for i, t in enumerate(CORPUS)))
+    write(a, {"s": "s1", "q": 9, "t": "ls -la", "k": "tool_call"})
+    write(b, *({"s": "s2", "q": i, "t": f"note {i}", "cwd": "/w/b"} for i in range(4)))
+    write(root / "c.log", *({"s": "s3", "q": i, "t": f"plan {i}"} for i in range(3)))
+
+    def agree(hy: Huiyi) -> list[tuple[int, int]]:
+        model = hy.semantic.model  # type: ignore[union-attr]
+        got = [hy.coverage(workspace=w) for w in ("/w/a", "/w/b")]
+        assert got == [_counted(hy, model, w) for w in ("/w/a", "/w/b")]
+        return got
+
+    with make(root, embed=False) as hy:
+        assert agree(hy) == [(0, 9), (0, 4)]
+        hy.embed(batch=4, max_seconds=0.0)
+        assert agree(hy) == [(4, 9), (0, 4)]
+        hy.embed()
+        assert agree(hy) == [(9, 9), (4, 4)]
+        write(a, {"s": "s1", "q": 1, "t": "the deploy script changed"}, mode="a")
+        write(a, {"s": "s1", "q": 10, "t": "one more message"})
+        hy.index(readers=[LineReader(root)])  # seq 1 rewritten (its vector dropped), one new
+        assert agree(hy) == [(8, 10), (4, 4)]
+        write(b, {"s": "s2", "q": 0, "t": "moved", "cwd": "/w/a"}, mode="w")
+        hy.index(readers=[LineReader(root)])  # the log replaced: s2 is re-read in /w/a
+        assert agree(hy)[1] == (0, 0)
+        write(root / "c.log", {"s": "s3", "q": 5, "t": "later", "title": "[私密] plans"})
+        hy.index(readers=[LineReader(root)])  # s3 turns private: out of every count
+        agree(hy)
+        # another model's vectors replace three (a changed embedder); both are counted
+        hy.conn.execute(
+            "INSERT OR REPLACE INTO vectors (event_id, model, vec) SELECT id, 'other', x'00' "
+            "FROM events WHERE kind = 'user' AND sid = 1 LIMIT 3"
+        )
+        hy.conn.commit()
+        agree(hy)
+        other = hy.conn.execute(
+            "SELECT n FROM embed_coverage WHERE workspace = '/w/a' AND model = 'other'"
+        ).fetchone()[0]
+        assert other == _counted(hy, "other", "/w/a")[0] == 3
+        hy.forget(session_id="s1")
+        assert agree(hy)[0][1] < 10
+        hy.embed()
+        before = agree(hy)
+        hy.repair()
+        assert agree(hy) == before

@@ -76,9 +76,15 @@ def break_fulltext(path: Path) -> None:
 def first_release(path: Path) -> None:
     """Make the index what the first release left: only m001's schema and rows.
 
-    m002 added the fuzzy index and the vectors; `_rebuild` is bookkeeping of later releases.
+    m002 added the fuzzy index and the vectors, m004 the coverage counters and their triggers;
+    `_rebuild` is bookkeeping of later releases.
     """
     with _open(path) as conn:
+        for (trigger,) in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'trigger'"
+        ).fetchall():
+            conn.execute(f'DROP TRIGGER "{trigger}"')
+        conn.execute("DROP TABLE embed_coverage")
         conn.execute("DROP TABLE event_fuzzy")
         conn.execute("DROP TABLE vectors")
         conn.execute("DROP TABLE _rebuild")

@@ -50,6 +50,8 @@ def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
         # after a checkpoint the WAL shrinks back to this, instead of keeping its largest size
         conn.execute("PRAGMA journal_size_limit = 33554432")
         conn.execute("PRAGMA foreign_keys = ON")
+        # `INSERT OR REPLACE` fires delete triggers: the coverage counters need it (m004)
+        conn.execute("PRAGMA recursive_triggers = ON")
         conn.execute("PRAGMA temp_store = MEMORY")
         conn.execute("PRAGMA cache_size = -65536")
         newer = migrations.unknown(conn)

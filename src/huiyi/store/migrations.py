@@ -173,11 +173,112 @@ def m004_read_codex_logs_again(conn: sqlite3.Connection) -> None:
     conn.execute("UPDATE files SET inode = NULL WHERE source = 'codex' AND missing = 0")
 
 
+#: m005: what the semantic layer embeds (frozen copy of `store.vectors`' rule at this release)
+M005_EMBEDDABLE = (
+    "{e}.indexed = 1 AND {e}.kind IN ('assistant', 'summary', 'user') "
+    "AND ({e}.injected = 0 OR {e}.kind = 'summary')"
+)
+#: add `delta` to one coverage counter: `{what}` selects (workspace, model, delta) rows
+M005_BUMP = (
+    "INSERT INTO embed_coverage (workspace, model, n) {what} "
+    "ON CONFLICT (workspace, model) DO UPDATE SET n = n + excluded.n;"
+)
+
+
+def _m004_event(row: str, sign: str) -> str:
+    """Count one event row (`NEW`/`OLD`) and its vector in or out of the counters."""
+    visible = f"WHERE s.sid = {row}.sid AND s.is_private = 0"
+    return M005_BUMP.format(
+        what=f"SELECT s.workspace, '', {sign}1 FROM sessions s {visible}"
+    ) + M005_BUMP.format(
+        what=f"SELECT s.workspace, v.model, {sign}1 FROM sessions s "
+        f"JOIN vectors v ON v.event_id = {row}.id {visible}"
+    )
+
+
+def _m004_session(row: str, sign: str) -> str:
+    """Count a whole session (`NEW`/`OLD`) in or out of the counters, when it is visible."""
+    events = f"WHERE e.sid = {row}.sid AND {row}.is_private = 0 AND {M005_EMBEDDABLE.format(e='e')}"
+    return M005_BUMP.format(
+        what=f"SELECT {row}.workspace, '', {sign}count(*) FROM events e {events}"
+    ) + M005_BUMP.format(
+        what=f"SELECT {row}.workspace, v.model, {sign}count(*) FROM events e "
+        f"JOIN vectors v ON v.event_id = e.id {events} GROUP BY v.model"
+    )
+
+
+def _m004_vector(row: str, sign: str) -> str:
+    """Count one vector row (`NEW`/`OLD`) in or out, when its event is embeddable and visible."""
+    return M005_BUMP.format(
+        what=f"SELECT s.workspace, {row}.model, {sign}1 FROM events e "
+        f"JOIN sessions s ON s.sid = e.sid WHERE e.id = {row}.event_id "
+        f"AND s.is_private = 0 AND {M005_EMBEDDABLE.format(e='e')}"
+    )
+
+
+def m005_embed_coverage(conn: sqlite3.Connection) -> None:
+    """Per workspace, how many messages could be embedded and how many are, per model.
+
+    A hybrid search asks this on every call to decide whether the semantic layer joins;
+    counting it (events x sessions x vectors) took 40-106 ms at 100k events. So triggers keep
+    `embed_coverage` current on every write, whatever the path (ingest, embedding, forget,
+    repair): `model = ''` counts embeddable messages of visible (not private) sessions, any
+    other model the vectors of that model on them. An event is counted out before it is
+    deleted (its vector with it: the vector's own trigger then finds no event), so `INSERT OR
+    REPLACE` must fire delete triggers: every connection sets `recursive_triggers` (`db`).
+    """
+    embeddable = M005_EMBEDDABLE.format(e="NEW")
+    for statement in (
+        """
+        CREATE TABLE embed_coverage (
+            workspace TEXT NOT NULL,
+            model TEXT NOT NULL,
+            n INTEGER NOT NULL,
+            PRIMARY KEY (workspace, model)
+        ) WITHOUT ROWID
+        """,
+        f"CREATE TRIGGER embed_coverage_event_in AFTER INSERT ON events WHEN {embeddable} "
+        f"BEGIN {_m004_event('NEW', '+')} END",
+        f"CREATE TRIGGER embed_coverage_event_out BEFORE DELETE ON events "
+        f"WHEN {M005_EMBEDDABLE.format(e='OLD')} BEGIN {_m004_event('OLD', '-')} END",
+        f"CREATE TRIGGER embed_coverage_event_was BEFORE UPDATE OF sid, kind, injected, indexed "
+        f"ON events WHEN {M005_EMBEDDABLE.format(e='OLD')} BEGIN {_m004_event('OLD', '-')} END",
+        f"CREATE TRIGGER embed_coverage_event_is AFTER UPDATE OF sid, kind, injected, indexed "
+        f"ON events WHEN {embeddable} BEGIN {_m004_event('NEW', '+')} END",
+        "CREATE TRIGGER embed_coverage_session_was BEFORE UPDATE OF workspace, is_private ON "
+        "sessions WHEN OLD.workspace IS NOT NEW.workspace OR OLD.is_private IS NOT NEW.is_private "
+        f"BEGIN {_m004_session('OLD', '-')} END",
+        "CREATE TRIGGER embed_coverage_session_is AFTER UPDATE OF workspace, is_private ON "
+        "sessions WHEN OLD.workspace IS NOT NEW.workspace OR OLD.is_private IS NOT NEW.is_private "
+        f"BEGIN {_m004_session('NEW', '+')} END",
+        f"CREATE TRIGGER embed_coverage_session_out BEFORE DELETE ON sessions "
+        f"BEGIN {_m004_session('OLD', '-')} END",
+        f"CREATE TRIGGER embed_coverage_vector_in AFTER INSERT ON vectors "
+        f"BEGIN {_m004_vector('NEW', '+')} END",
+        f"CREATE TRIGGER embed_coverage_vector_out BEFORE DELETE ON vectors "
+        f"BEGIN {_m004_vector('OLD', '-')} END",
+        f"CREATE TRIGGER embed_coverage_vector_was BEFORE UPDATE OF event_id, model ON vectors "
+        f"BEGIN {_m004_vector('OLD', '-')} END",
+        f"CREATE TRIGGER embed_coverage_vector_is AFTER UPDATE OF event_id, model ON vectors "
+        f"BEGIN {_m004_vector('NEW', '+')} END",
+        # what the index already holds
+        "INSERT INTO embed_coverage (workspace, model, n) SELECT s.workspace, '', count(*) "
+        "FROM events e JOIN sessions s ON s.sid = e.sid "
+        f"WHERE s.is_private = 0 AND {M005_EMBEDDABLE.format(e='e')} GROUP BY s.workspace",
+        "INSERT INTO embed_coverage (workspace, model, n) SELECT s.workspace, v.model, count(*) "
+        "FROM vectors v JOIN events e ON e.id = v.event_id JOIN sessions s ON s.sid = e.sid "
+        f"WHERE s.is_private = 0 AND {M005_EMBEDDABLE.format(e='e')} "
+        "GROUP BY s.workspace, v.model",
+    ):
+        conn.execute(statement)
+
+
 MIGRATIONS: list[Migration] = [
     m001_initial,
     m002_fuzzy_and_vectors,
     m003_read_logs_again,
     m004_read_codex_logs_again,
+    m005_embed_coverage,
 ]
 
 

