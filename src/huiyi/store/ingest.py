@@ -19,6 +19,7 @@ its subagents are indexed does not matter.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -33,7 +34,16 @@ from huiyi.model import TEXT_KINDS, Event, Kind, SessionUpdate, Surface, sql_kin
 from huiyi.safety.privacy import has_marker, is_private_title
 from huiyi.safety.redact import redact
 from huiyi.sources.base import Cursor, Reader, ReadResult, SessionChunk
-from huiyi.store.reading import Job, Outcome, read_all, read_job, same_head
+from huiyi.store import db
+from huiyi.store.reading import (
+    PARALLEL_MIN_FILES,
+    Job,
+    Outcome,
+    planned_workers,
+    read_all,
+    read_job,
+    same_head,
+)
 from huiyi.store.textindex import (
     INDEXABLE_KINDS,
     Indexed,
@@ -114,7 +124,8 @@ class Ingestor:
         """Index every file the reader discovers (or the given paths).
 
         Unchanged files cost one `stat`. When many files changed (a first index), reading and
-        tokenising run in `workers` processes while this one writes; `workers=0` never forks.
+        tokenising run in `workers` processes (`reading.planned_workers` when None) while this
+        one writes with bulk-load settings (`db.bulk_load`); `workers=0` never forks.
         """
         report.roots = [str(r) for r in reader.roots()]
         try:
@@ -128,13 +139,16 @@ class Ingestor:
         total = len(files)
         if progress is not None:
             progress(reader.source, total - len(jobs), total)
-        for done, (job, outcome) in enumerate(
-            zip(jobs, read_all(reader, jobs, workers), strict=True), total - len(jobs) + 1
-        ):
-            self._write(reader.source, job, outcome, report)
-            if progress is not None:
-                progress(reader.source, done, total)
-        self.commit()
+        outcomes = read_all(reader, jobs, planned_workers(len(jobs), workers))
+        bulk = len(jobs) >= PARALLEL_MIN_FILES
+        with db.bulk_load(self.conn) if bulk else contextlib.nullcontext():
+            for done, (job, outcome) in enumerate(
+                zip(jobs, outcomes, strict=True), total - len(jobs) + 1
+            ):
+                self._write(reader.source, job, outcome, report)
+                if progress is not None:
+                    progress(reader.source, done, total)
+            self.commit()
         if mark_missing and paths is None:
             self._mark_missing(reader.source, {str(p) for p in files})
 
