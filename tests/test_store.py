@@ -192,6 +192,33 @@ def test_reading_in_worker_processes_indexes_exactly_what_one_process_does(
     assert snapshots[0][0] == 12
 
 
+def test_many_openers_of_a_new_index_all_get_in(tmp_path: Path) -> None:
+    # the hook, the MCP server and the CLI may all open a new index at once; SQLite refuses to
+    # wait for one of two connections switching a new file to WAL, and that one must retry
+    import threading
+
+    from huiyi.store import db
+
+    failures: list[BaseException] = []
+
+    def open_index(path: Path, start: threading.Barrier) -> None:
+        start.wait()
+        try:
+            db.connect(path).close()
+        except BaseException as exc:  # collected for the assertion
+            failures.append(exc)
+
+    for n in range(30):
+        path = tmp_path / f"{n}" / "index.db"
+        start = threading.Barrier(6)
+        threads = [threading.Thread(target=open_index, args=(path, start)) for _ in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert failures == []
+
+
 def test_two_processes_indexing_at_once_wait_for_each_other(isolated_home: Path) -> None:
     import subprocess
     import sys

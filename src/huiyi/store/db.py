@@ -17,10 +17,11 @@ import contextlib
 import errno
 import os
 import sqlite3
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from huiyi.errors import DiskFullError, HuiyiError, StoreError
+from huiyi.errors import BusyError, DiskFullError, HuiyiError, StoreError
 from huiyi.lock import file_lock
 from huiyi.store import migrations, textindex
 
@@ -30,6 +31,8 @@ CACHE_KIB = 65_536
 #: page cache while a first index writes: appends and FTS5 segment writes reuse few pages, and
 #: on the benchmark's history 4 MB wrote as fast as 64 MB while the writer peaked 55 MB lower
 BULK_CACHE_KIB = 4_096
+#: pause before opening again after SQLite refused to wait (see `connect`)
+OPEN_RETRY_SECONDS = 0.02
 
 
 def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
@@ -45,42 +48,65 @@ def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
         return conn
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     fresh = not path.exists()
-    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-    try:
-        if fresh:
-            os.chmod(path, 0o600)
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = NORMAL")
-        # after a checkpoint the WAL shrinks back to this, instead of keeping its largest size
-        conn.execute("PRAGMA journal_size_limit = 33554432")
-        conn.execute("PRAGMA foreign_keys = ON")
-        # `INSERT OR REPLACE` fires delete triggers: the coverage counters need it (m004)
-        conn.execute("PRAGMA recursive_triggers = ON")
-        conn.execute("PRAGMA temp_store = MEMORY")
-        conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
-        newer = migrations.unknown(conn)
-        if newer:
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        try:
+            if fresh:
+                os.chmod(path, 0o600)
+            _prepare(conn, path)
+            return conn
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            if _busy(exc):
+                # SQLite skips the busy handler where waiting could deadlock, as when two
+                # processes switch a new file to WAL at once: the loser simply tries again
+                if time.monotonic() < deadline:
+                    time.sleep(OPEN_RETRY_SECONDS)
+                    continue
+                raise BusyError(
+                    f"the index at {path} stayed locked by another process for "
+                    f"{BUSY_TIMEOUT_MS // 1000} s; try again when it finishes"
+                ) from exc
+            if isinstance(full := fault(exc, path, undone=True), DiskFullError):
+                raise full from exc
             raise StoreError(
-                f"the index at {path} was written by a newer huiyi (it records "
-                f"{', '.join(newer)}); upgrade huiyi, or move it aside and run `huiyi index`"
-            )
-        migrations.apply(conn)
-        _rebuild_stale(conn)
-        conn.isolation_level = "DEFERRED"  # back to implicit transactions (`with conn:`)
-    except sqlite3.DatabaseError as exc:
-        conn.close()
-        if isinstance(full := fault(exc, path, undone=True), DiskFullError):
-            raise full from exc
+                f"the index at {path} cannot be opened ({exc}); run `huiyi doctor --repair`: "
+                "it keeps the damaged file aside, rebuilds the index from the logs and salvages "
+                "the sessions whose logs are gone"
+            ) from exc
+        except BaseException:
+            conn.close()
+            raise
+
+
+def _prepare(conn: sqlite3.Connection, path: Path) -> None:
+    """Settings of every connection, then the migrations this index still lacks."""
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    # after a checkpoint the WAL shrinks back to this, instead of keeping its largest size
+    conn.execute("PRAGMA journal_size_limit = 33554432")
+    conn.execute("PRAGMA foreign_keys = ON")
+    # `INSERT OR REPLACE` fires delete triggers: the coverage counters need it (m005)
+    conn.execute("PRAGMA recursive_triggers = ON")
+    conn.execute("PRAGMA temp_store = MEMORY")
+    conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
+    newer = migrations.unknown(conn)
+    if newer:
         raise StoreError(
-            f"the index at {path} cannot be opened ({exc}); run `huiyi doctor --repair`: it "
-            "keeps the damaged file aside, rebuilds the index from the logs and salvages the "
-            "sessions whose logs are gone"
-        ) from exc
-    except BaseException:
-        conn.close()
-        raise
-    return conn
+            f"the index at {path} was written by a newer huiyi (it records "
+            f"{', '.join(newer)}); upgrade huiyi, or move it aside and run `huiyi index`"
+        )
+    migrations.apply(conn)
+    _rebuild_stale(conn)
+    conn.isolation_level = "DEFERRED"  # back to implicit transactions (`with conn:`)
+
+
+def _busy(exc: sqlite3.DatabaseError) -> bool:
+    """SQLITE_BUSY or one of its extended codes ("database is locked")."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code is not None and code & 0xFF == sqlite3.SQLITE_BUSY
 
 
 # -- faults of the machine -----------------------------------------------------------------
