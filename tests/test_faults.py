@@ -138,7 +138,9 @@ def test_index_over_a_damaged_index_warns_once_and_names_the_repair(
 
 def test_search_over_a_damaged_full_text_index_names_the_repair(indexed: str) -> None:
     damage.flip_cell_pointers(db_path(), "event_fts_data")
-    result = run("search", "filler3x5", "--all", "--layer", "lexical")
+    # a word of every session: whichever leaf of the full-text index was damaged, one is on it
+    words = " ".join(f"filler{n}x5" for n in range(FILLERS))
+    result = run("search", words, "--all", "--layer", "lexical")
     assert result.exit_code == 0
     assert "lexical layer dropped out: database disk image is malformed" in result.output
     assert "is damaged (database disk image is malformed); run `huiyi doctor --repair`" in (

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from huiyi import Huiyi, StoreError
 from huiyi.cli import main
-from huiyi.store import db, migrations
+from huiyi.store import db, migrations, vectors
 from tests.builders import codex as cx
 from tests.builders import damage
 from tests.builders.lines import LineReader, write
@@ -173,3 +173,42 @@ def test_codex_logs_are_read_again_so_a_compaction_summary_loses_its_preamble(
             ).fetchall()
     # the reply is host traffic (injected), and the summary holds no preamble
     assert rows == [("assistant", 1, summary), ("summary", 1, summary)]
+
+
+def test_an_index_that_counted_new_events_by_trigger_keeps_true_counts_after_the_upgrade(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """m006 drops m005's per-row insert trigger; from then on ingestion counts new events. An
+    index counted by the trigger (as the code before m006 wrote it) stays right through
+    appends, a replaced message and a new session after the upgrade."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    write(logs / "a.log", *({"s": "s1", "q": i, "t": f"rollback step {i}"} for i in range(5)))
+
+    def counters_agree(hy: Huiyi) -> int:
+        (counter,) = hy.conn.execute(
+            "SELECT n FROM embed_coverage WHERE workspace = '/w/a' AND model = ''"
+        ).fetchone()
+        (counted,) = hy.conn.execute(
+            "SELECT count(*) FROM events WHERE indexed = 1 AND kind = 'user'"
+        ).fetchone()
+        assert counter == counted
+        return int(counter)
+
+    with monkeypatch.context() as before:  # the code before m006: the trigger counts
+        before.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:-1])
+        before.setattr(vectors, "count_new_events", lambda *args: None)
+        with Huiyi() as hy:
+            hy.index(readers=[LineReader(logs)])
+            assert counters_agree(hy) == 5
+            path = hy.settings.db_path
+    assert "embed_coverage_event_in" in {name for _, name in schema(path)}
+
+    write(logs / "a.log", {"s": "s1", "q": 2, "t": "a rewritten step"})
+    write(logs / "a.log", {"s": "s1", "q": 7, "t": "one more"}, {"s": "s2", "q": 1, "t": "new"})
+    with Huiyi() as hy:
+        hy.index(readers=[LineReader(logs)])
+        assert counters_agree(hy) == 7
+        assert hits(hy, "rewritten", "lexical") == [("s1", 2)]
+    assert recorded(path)[-1] == "m006_count_new_events_in_code"
+    assert "embed_coverage_event_in" not in {name for _, name in schema(path)}

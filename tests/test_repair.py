@@ -196,3 +196,20 @@ def test_repairing_a_healthy_index_changes_nothing(history: Path) -> None:
     assert "nothing to repair: the index is healthy" in out
     assert snapshot() == before
     assert not any(db_path().parent.glob("*.broken-*"))
+
+
+def test_the_messages_a_repair_salvages_count_toward_semantic_coverage(history: Path) -> None:
+    damage.truncate(db_path())
+    run("doctor", "--repair")
+    with Huiyi() as hy:
+        counters = dict(hy.conn.execute("SELECT workspace, n FROM embed_coverage WHERE model = ''"))
+        counted = dict(
+            hy.conn.execute(
+                "SELECT s.workspace, count(*) FROM events e JOIN sessions s ON s.sid = e.sid "
+                "WHERE e.indexed = 1 AND e.kind IN ('user', 'assistant', 'summary') "
+                "AND (e.injected = 0 OR e.kind = 'summary') AND s.is_private = 0 "
+                "GROUP BY s.workspace"
+            )
+        )
+    # three messages in each DSH session, four in the salvaged Claude session
+    assert counters == counted == {str(history): FILLERS * 3 + 4}

@@ -34,7 +34,7 @@ from huiyi.model import TEXT_KINDS, Event, Kind, SessionUpdate, Surface, sql_kin
 from huiyi.safety.privacy import has_marker, is_private_title
 from huiyi.safety.redact import redact
 from huiyi.sources.base import Cursor, Reader, ReadResult, SessionChunk
-from huiyi.store import db
+from huiyi.store import db, vectors
 from huiyi.store.reading import (
     PARALLEL_MIN_FILES,
     Job,
@@ -494,8 +494,9 @@ class Ingestor:
                 texts.append((rowid, precomputed or index_texts(event)))
         if stale:
             remove_rows(self.conn, workspace, stale)
-        # `OR REPLACE` only where a row is replaced: on new rows it made a first index's event
-        # inserts 7x slower (a third of the writer's time on the benchmark's history)
+        # `OR REPLACE` only where a row is replaced: such a statement runs in a statement
+        # savepoint, where FTS5 writes its pending rows out as a new segment (migration m006
+        # says more); on every file it made a first index's writer 1.5 times slower
         for verb, rows in (("INSERT", fresh), ("INSERT OR REPLACE", replaced)):
             if rows:
                 self.conn.executemany(
@@ -505,6 +506,9 @@ class Ingestor:
                     rows,
                 )
         add_rows(self.conn, workspace, texts)
+        vectors.count_new_events(
+            self.conn, sid, ((row[4], bool(row[8]), bool(row[11])) for row in (*fresh, *replaced))
+        )
         # titles are not counted
         return sum(1 for row in (*fresh, *replaced) if row[4] in INDEXABLE_KINDS)
 

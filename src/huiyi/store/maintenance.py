@@ -28,7 +28,7 @@ from typing import Any
 from huiyi.errors import StoreError
 from huiyi.model import TEXT_KINDS, sql_kinds
 from huiyi.sources.base import Reader
-from huiyi.store import db, migrations, textindex
+from huiyi.store import db, migrations, textindex, vectors
 from huiyi.store.ingest import Ingestor, Progress, SourceReport, spread_privacy
 
 #: the kinds `sessions.event_count` counts: what "events" means in every total huiyi shows
@@ -506,6 +506,7 @@ class _Salvage:
             if not moved:
                 return
             texts: dict[str, list[tuple[int, textindex.Streams]]] = {}
+            salvaged: dict[int, list[tuple[str, bool, bool]]] = {}  # sid -> new events
             for old_sid, *event in self._guard(self.rows("events", EVENT_COLUMNS)):
                 if old_sid not in moved:
                     continue
@@ -524,6 +525,7 @@ class _Salvage:
                 if cur is None or cur.rowcount != 1:
                     continue  # damaged, or its uid is indexed under another session already
                 self.report.salvaged_events += 1
+                salvaged.setdefault(sid, []).append((kind, bool(injected), bool(indexed)))
                 if indexed:
                     batch = texts.setdefault(workspace, [])
                     batch.append(
@@ -533,6 +535,8 @@ class _Salvage:
                         textindex.add_rows(conn, workspace, texts.pop(workspace))
             for workspace, batch in texts.items():
                 textindex.add_rows(conn, workspace, batch)
+            for sid, events in salvaged.items():
+                vectors.count_new_events(conn, sid, events)
             conn.executemany(
                 "UPDATE sessions SET "
                 f"event_count = (SELECT count(*) FROM events WHERE sid = :sid AND kind IN "
