@@ -254,6 +254,49 @@ class _Runner:
         return proc.returncode, out, err, time.monotonic() - started, timed_out
 
 
+def finished(
+    client: str,
+    argv: list[str],
+    outcome: tuple[int, str, str, float, bool],
+    fake: FakeModel,
+    home: Path,
+    cwd: Path,
+    logs: list[Path],
+    **more: Any,
+) -> Run:
+    """The `Run` of one client command (`_Runner`'s outcome) and what the fake model saw."""
+    code, out, err, took, timed_out = outcome
+    return Run(
+        client=client,
+        version=CLIENTS[client].version,
+        argv=argv,
+        returncode=code,
+        stdout=out,
+        stderr=err,
+        seconds=took,
+        home=home,
+        cwd=cwd,
+        requests=fake.recorded(),
+        proxy_attempts=list(fake.proxy_attempts),
+        logs=logs,
+        timed_out=timed_out,
+        **more,
+    )
+
+
+def run_setup(runner: _Runner, steps: Iterable[Sequence[str]]) -> tuple[float, list[str]]:
+    """Run setup commands in the client's environment; seconds taken and what each printed."""
+    took_all = 0.0
+    printed: list[str] = []
+    for argv in steps:
+        code, out, err, took, _ = runner(argv, timeout=60)
+        took_all += took
+        printed.append(out)
+        if code != 0:
+            raise RuntimeError(f"{argv} failed (exit {code}):\n{out}\n{err}")
+    return took_all, printed
+
+
 @contextlib.contextmanager
 def _fake_model(script: Iterable[Turn]) -> Iterator[FakeModel]:
     # a short path: a Unix socket path must stay under 108 bytes
@@ -307,7 +350,6 @@ def run_claude(
     """Run `claude -p prompt` once; `register=False` reuses the MCP servers an earlier run in the
     same `home` registered (for a second session, or `--resume`), or that `setup` commands
     (run first, in the client's environment; `huiyi_install_argv`) configure."""
-    client = CLIENTS["claude"]
     claude = str(installed("claude"))
     home.mkdir(parents=True, exist_ok=True)
     cwd.mkdir(parents=True, exist_ok=True)
@@ -326,8 +368,6 @@ def run_claude(
         )
         env.update(extra_env or {})
         run = _Runner(fake, env, cwd)
-        setup_took = 0.0
-        setup_out: list[str] = []
         allowed = []
         setups: list[list[str]] = []
         if mcp:
@@ -337,33 +377,21 @@ def run_claude(
             probe_server = [sys.executable, str(PROBE), str(probe_log)]
             setups.append([claude, "mcp", "add", "--scope", "user", "probe", "--", *probe_server])
             allowed.append("mcp__probe")
-        for argv in [*(setups if register else []), *map(list, setup)]:
-            code, out, err, took, _ = run(argv, timeout=60)
-            setup_took += took
-            setup_out.append(out)
-            if code != 0:
-                raise RuntimeError(f"{argv} failed (exit {code}):\n{out}\n{err}")
+        setup_took, setup_out = run_setup(run, [*(setups if register else []), *setup])
         argv = [claude, "-p", prompt, "--output-format", "json"]
         if allowed:
             argv += ["--allowedTools", ",".join(allowed)]
         argv += list(extra_args)
-        code, out, err, took, timed_out = run(argv, timeout=timeout)
-        return Run(
-            client="claude",
-            version=client.version,
-            argv=argv,
-            returncode=code,
-            stdout=out,
-            stderr=err,
-            seconds=took,
-            home=home,
-            cwd=cwd,
-            requests=fake.recorded(),
-            proxy_attempts=list(fake.proxy_attempts),
-            logs=_logs(config_dir / "projects", "**/*.jsonl"),
+        return finished(
+            "claude",
+            argv,
+            run(argv, timeout=timeout),
+            fake,
+            home,
+            cwd,
+            _logs(config_dir / "projects", "**/*.jsonl"),
             probe_log=probe_log,
             setup_seconds=setup_took,
-            timed_out=timed_out,
             notes=setup_out,
         )
 
@@ -458,7 +486,6 @@ def run_codex(
     """Run `codex exec prompt` once on a config.toml of the harness's (provider, offline
     switches); `mcp=False` leaves huiyi out of it, for `setup` commands (run after the config is
     written, in the client's environment; `huiyi_install_argv`) to add."""
-    client = CLIENTS["codex"]
     codex = str(installed("codex"))
     home.mkdir(parents=True, exist_ok=True)
     cwd.mkdir(parents=True, exist_ok=True)
@@ -481,32 +508,18 @@ def run_codex(
         env.update({"CODEX_HOME": str(codex_home), "FAKE_MODEL_API_KEY": DUMMY_KEY})
         env.update(extra_env or {})
         runner = _Runner(fake, env, cwd)
-        setup_seconds = 0.0
-        setup_out: list[str] = []
-        for step in setup:
-            code, out, err, took, _ = runner(step, timeout=60)
-            setup_seconds += took
-            setup_out.append(out)
-            if code != 0:
-                raise RuntimeError(f"{step} failed (exit {code}):\n{out}\n{err}")
+        setup_seconds, setup_out = run_setup(runner, setup)
         argv = [codex, "exec", "--skip-git-repo-check", *extra_args, prompt]
-        code, out, err, took, timed_out = runner(argv, timeout=timeout)
-        return Run(
-            client="codex",
-            version=client.version,
-            argv=argv,
-            returncode=code,
-            stdout=out,
-            stderr=err,
-            seconds=took,
-            home=home,
-            cwd=cwd,
-            requests=fake.recorded(),
-            proxy_attempts=list(fake.proxy_attempts),
-            logs=_logs(codex_home, "sessions/**/rollout-*.jsonl"),
+        return finished(
+            "codex",
+            argv,
+            runner(argv, timeout=timeout),
+            fake,
+            home,
+            cwd,
+            _logs(codex_home, "sessions/**/rollout-*.jsonl"),
             probe_log=probe_log,
             setup_seconds=setup_seconds,
-            timed_out=timed_out,
             notes=setup_out,
         )
 

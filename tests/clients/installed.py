@@ -39,11 +39,12 @@ from tests.clients.harness import (
     _Runner,
     _services_stopped,
     _toml,
+    finished,
     huiyi_command,
     huiyi_env,
     run_claude,
 )
-from tests.clients.install import CLIENTS, installed
+from tests.clients.install import installed
 
 
 def client_env(home: Path) -> dict[str, str]:
@@ -166,23 +167,14 @@ def run_codex_installed(
     with _fake_model(script) as fake, _services_stopped(home):
         argv = [codex, "exec", "--skip-git-repo-check", *codex_overrides(fake)]
         argv += ["resume", resume, prompt] if resume else [prompt]
-        code, out, err, took, timed_out = _Runner(fake, _codex_env(home, fake), cwd)(
-            argv, timeout=timeout
-        )
-        return Run(
-            client="codex",
-            version=CLIENTS["codex"].version,
-            argv=argv,
-            returncode=code,
-            stdout=out,
-            stderr=err,
-            seconds=took,
-            home=home,
-            cwd=cwd,
-            requests=fake.recorded(),
-            proxy_attempts=list(fake.proxy_attempts),
-            logs=_logs(home / ".codex", "sessions/**/rollout-*.jsonl"),
-            timed_out=timed_out,
+        return finished(
+            "codex",
+            argv,
+            _Runner(fake, _codex_env(home, fake), cwd)(argv, timeout=timeout),
+            fake,
+            home,
+            cwd,
+            _logs(home / ".codex", "sessions/**/rollout-*.jsonl"),
         )
 
 
@@ -215,17 +207,14 @@ def compact_codex(home: Path, cwd: Path, thread_id: str, summary: Sequence[Turn]
     started = time.monotonic()
     with codex_app_server(home, cwd, summary) as (server, fake):
         turn = compact_thread(server, thread_id)
-        return Run(
-            client="codex",
-            version=CLIENTS["codex"].version,
-            argv=["codex", "app-server", "thread/compact/start", thread_id],
-            returncode=0,
-            stdout=json.dumps(turn),
-            stderr=server.stderr_tail(),
-            seconds=time.monotonic() - started,
-            home=home,
-            cwd=cwd,
-            requests=fake.recorded(),
-            proxy_attempts=list(fake.proxy_attempts),
-            logs=_logs(home / ".codex", "sessions/**/rollout-*.jsonl"),
+        argv = ["codex", "app-server", "thread/compact/start", thread_id]
+        outcome = (0, json.dumps(turn), server.stderr_tail(), time.monotonic() - started, False)
+        return finished(
+            "codex",
+            argv,
+            outcome,
+            fake,
+            home,
+            cwd,
+            _logs(home / ".codex", "sessions/**/rollout-*.jsonl"),
         )
