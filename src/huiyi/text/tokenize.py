@@ -124,11 +124,13 @@ def _bigram_text(run: str) -> str:
     return got
 
 
-def index_streams(text: str) -> tuple[str, str]:
+def index_streams(text: str, *, folded: bool = False) -> tuple[str, str]:
     """The `body` (parts and bigrams, in order) and `whole` (compounds) texts for FTS5.
 
     `body` is meant for the `unicode61` tokenizer: it may still hold punctuation and plain
-    words, which that tokenizer splits and lower-cases exactly as `terms` would.
+    words, which that tokenizer splits and lower-cases exactly as `terms` would. `folded` says
+    the caller NFKC-folded `text` already (folding is idempotent, so the streams are the same;
+    folding again took a twelfth of a reader's time).
     """
     whole: list[str] = []
 
@@ -146,7 +148,7 @@ def index_streams(text: str) -> tuple[str, str]:
             whole.append("_".join(parts)[:MAX_TOKEN])
         return " " + " ".join(parts) + " "
 
-    body = _REWRITE().sub(rewrite, unicodedata.normalize("NFKC", text))
+    body = _REWRITE().sub(rewrite, text if folded else unicodedata.normalize("NFKC", text))
     return body, " ".join(whole)
 
 
