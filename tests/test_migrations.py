@@ -232,7 +232,10 @@ def test_an_index_that_kept_whole_ids_finds_the_same_and_reads_each_record_once_
     claude = tmp_path / "claude"
     reader = ClaudeReader([claude])
     cwd = "/home/ana/api"
-    first = [cc.user("why does the flaky login test fail"), cc.assistant("the port is taken")]
+    first = [
+        cc.user("why does the flaky login test fail"),
+        cc.assistant("the port is taken", cc.tool_use("toolu_9", "Read", {}), message_id="m1"),
+    ]
     path = cc.write_transcript(claude, cwd, first)
 
     def old_head(path: Path, upto: int) -> bytes:
@@ -245,12 +248,12 @@ def test_an_index_that_kept_whole_ids_finds_the_same_and_reads_each_record_once_
         before.setattr(reading, "read_head", old_head)
         before.setattr(ingest, "same_head", lambda p, upto, head: old_head(p, len(head)) == head)
         with Huiyi() as hy:
-            assert hy.index(readers=[reader]).events == 2
+            assert hy.index(readers=[reader]).events == 3
             found = hits(hy, "flaky login", "lexical")
             uuids = [r["uuid"] for r in map(json.loads, path.read_text().splitlines())]
             state = json.loads(hy.conn.execute("SELECT state FROM files").fetchone()[0])
-            state["uuids"] = uuids
-            del state["seen"]
+            state["uuids"], state["tools"] = uuids, {"toolu_9": "Read"}
+            del state["seen"], state["calls"]
             with hy.conn:
                 hy.conn.execute("UPDATE files SET state = ?", (json.dumps(state),))
             db_path = hy.settings.db_path
@@ -265,7 +268,12 @@ def test_an_index_that_kept_whole_ids_finds_the_same_and_reads_each_record_once_
     copy = {**json.loads(path.read_text().splitlines()[0])}
     with path.open("a") as fh:
         fh.write(json.dumps(copy) + "\n")
-    cc.write_transcript(claude, cwd, [cc.user("and the port is 8080 now")], append=True)
+    cc.write_transcript(
+        claude,
+        cwd,
+        [cc.tool_result("toolu_9", "PORT = 8080"), cc.user("and the port is 8080 now")],
+        append=True,
+    )
     resumed = cc.write_transcript(
         claude, cwd, [], session_id="77777777-1111-4222-8333-444455556666"
     )
@@ -276,15 +284,19 @@ def test_an_index_that_kept_whole_ids_finds_the_same_and_reads_each_record_once_
         claude, cwd, [cc.user("resumed: deploy it")], session_id=resumed.stem, append=True
     )
 
-    with Huiyi() as hy:
-        report = hy.index(readers=[reader])
-        assert report.events == 2  # "8080 now" and "resumed: deploy it", nothing twice
-        assert hits(hy, "flaky login", "lexical") == found
-        assert [s for s, _ in hits(hy, "8080", "lexical")] == [path.stem]
-        rows = hy.conn.execute("SELECT uid FROM events").fetchall()
-        assert len(rows) == 4 and all(len(uid) == 8 for (uid,) in rows)
+    with Huiyi() as hy:  # opening it upgrades it
+        (state,) = hy.conn.execute("SELECT state FROM files").fetchone()
+        assert set(json.loads(state)) & {"uuids", "tools", "seen", "calls"} == {"seen", "calls"}
         assert {len(h) for (h,) in hy.conn.execute("SELECT head FROM files")} == {16}
-        states = [json.loads(s) for (s,) in hy.conn.execute("SELECT state FROM files")]
-        assert all("uuids" not in s and s["seen"] for s in states)
+        report = hy.index(readers=[reader])
+        # the tool's result, "8080 now" and "resumed: deploy it", nothing twice
+        assert report.events == 3
+        assert hits(hy, "flaky login", "lexical") == found
+        assert hy.conn.execute(
+            "SELECT tool_name FROM events WHERE kind = 'tool_result'"
+        ).fetchall() == [("Read",)]
+        assert {s for s, _ in hits(hy, "8080", "lexical")} == {path.stem}
+        rows = hy.conn.execute("SELECT uid FROM events").fetchall()
+        assert len(rows) == 6 and all(len(uid) == 8 for (uid,) in rows)
         assert hy.index(readers=[reader]).events == 0
     assert "m007_digests_for_ids" in recorded(db_path)

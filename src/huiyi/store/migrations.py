@@ -302,12 +302,9 @@ def _m007_digest(size: int) -> Callable[[bytes | str | None], bytes | None]:
     return digest
 
 
-def _m007_seen(uuids: list[str]) -> str:
-    """Frozen copy of the Claude reader's `seen` encoding: 8 base64 characters a uuid."""
-    return "".join(
-        base64.b64encode(hashlib.blake2b(u.encode(), digest_size=6).digest()).decode("ascii")
-        for u in uuids
-    )
+def _m007_key(uid: str) -> str:
+    """Frozen copy of the Claude reader's `_seen_key`: 8 base64 characters an id."""
+    return base64.b64encode(hashlib.blake2b(uid.encode(), digest_size=6).digest()).decode("ascii")
 
 
 def m007_digests_for_ids(conn: sqlite3.Connection) -> None:
@@ -315,12 +312,14 @@ def m007_digests_for_ids(conn: sqlite3.Connection) -> None:
 
     At 104k Claude Code messages they were a third of the index (19 of 57 MB): `events.uid`
     (`claude:` and a 36-character uuid) with its unique index 9.5 MB, each file's first 1,024
-    bytes 2.3 MB, the Claude reader's recent record uuids in `files.state` 6 MB. Now:
+    bytes 2.3 MB, the Claude reader's recent record uuids and tool ids in `files.state` 6 MB.
+    Now:
     - `events.uid` holds 8 bytes of BLAKE2b of `source:uid` (`ingest.uid_key`), a blob;
     - `files.head` holds 16 bytes of BLAKE2b of the first `min(offset, 1,024)` bytes of the
       file (`reading.read_head`), the bytes it held before; an empty head stays empty;
-    - a Claude cursor state's `uuids` list becomes `seen`, 8 characters a uuid (the reader
-      still understands a `uuids` list).
+    - a Claude cursor state's `uuids` list becomes `seen`, 8 characters a uuid, and its tool
+      names by id (`tools`) become `calls`, by 8 characters an id (the reader still understands
+      `uuids` and `tools`).
     What is found, and what is read again, does not change.
     """
     conn.create_function("m007_uid", 1, _m007_digest(8), deterministic=True)
@@ -328,14 +327,14 @@ def m007_digests_for_ids(conn: sqlite3.Connection) -> None:
     conn.execute("UPDATE events SET uid = m007_uid(uid) WHERE uid IS NOT NULL")
     conn.execute("UPDATE files SET head = m007_head(head) WHERE length(head) > 0")
     rows = conn.execute(
-        "SELECT id, state FROM files WHERE source = 'claude' AND state LIKE '%\"uuids\"%'"
+        "SELECT id, state FROM files WHERE source = 'claude' "
+        "AND (state LIKE '%\"uuids\"%' OR state LIKE '%\"tools\"%')"
     ).fetchall()
     for file_id, text in rows:
         state = json.loads(text)
-        uuids = state.pop("uuids", None)
-        if not isinstance(uuids, list):
-            continue
-        state["seen"] = _m007_seen([u for u in uuids if isinstance(u, str)])
+        uuids, tools = state.pop("uuids", []), state.pop("tools", {})
+        state["seen"] = "".join(_m007_key(u) for u in uuids if isinstance(u, str))
+        state["calls"] = {_m007_key(i): name for i, name in tools.items()}
         conn.execute(
             "UPDATE files SET state = ? WHERE id = ?",
             (json.dumps(state, ensure_ascii=False, separators=(",", ":")), file_id),
