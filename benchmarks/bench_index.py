@@ -4,9 +4,10 @@
     python benchmarks/bench_index.py --sessions 10000  # ~1M events
 
 Writes zstd session logs (one frame per 10 events) under a temporary DSH_HOME, then measures,
-each in a fresh child process so peak memory is its own: full ingestion (events/s, peak RSS of
-the writing process and of the largest reader worker, peak PSS of the whole process tree by
-`proctree`, index size per 100k events), re-indexing the unchanged history, and lexical search
+each in a fresh child process so peak memory is its own: full ingestion (events/s, CPU seconds
+of the writer and its reader workers, which other work on a shared machine changes less than
+wall time, peak RSS of the writing process and of the largest reader worker, peak PSS of the
+whole process tree by `proctree`, index size per 100k events), re-indexing the unchanged history, and lexical search
 latency (p50/p95 over a fixed mix of Chinese, English and code queries, scoped to one
 workspace, warm). Prints a table and, with --json, the raw numbers.
 
@@ -270,6 +271,8 @@ elif mode == "search":
     times.sort()
     out = {"p50_ms": statistics.median(times), "p95_ms": times[int(len(times) * 0.95) - 1],
            "queries": len(times), "layers": sorted(ran)}
+me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+out["cpu_s"] = me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime  # workers included
 out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 out["worker_peak_rss_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 print(json.dumps(out))
@@ -351,6 +354,7 @@ def ingest_numbers(runs: list[dict[str, Any]], total: int, prefix: str = "") -> 
     return {
         f"{prefix}ingest_s": round(mid("seconds"), 2),
         f"{prefix}ingest_events_per_s": round(runs[0]["events"] / mid("seconds")),
+        f"{prefix}ingest_cpu_s": round(mid("cpu_s"), 2),
         f"{prefix}ingest_peak_rss_mb": round(mid("peak_rss_mb")),
         f"{prefix}ingest_worker_peak_rss_mb": round(mid("worker_peak_rss_mb")),
         f"{prefix}ingest_tree_peak_mb": round(mid("tree_peak_mb")),
