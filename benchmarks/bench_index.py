@@ -7,9 +7,9 @@ Writes zstd session logs (one frame per 10 events) under a temporary DSH_HOME, t
 each in a fresh child process so peak memory is its own: full ingestion (events/s, CPU seconds
 of the writer and its reader workers, which other work on a shared machine changes less than
 wall time, peak RSS of the writing process and of the largest reader worker, peak PSS of the
-whole process tree by `proctree`, index size per 100k events), re-indexing the unchanged history, and lexical search
-latency (p50/p95 over a fixed mix of Chinese, English and code queries, scoped to one
-workspace, warm). Prints a table and, with --json, the raw numbers.
+whole process tree by `proctree`, index size per 100k events), re-indexing the unchanged
+history, and lexical search latency (p50/p95 over a fixed mix of Chinese, English and code
+queries, scoped to one workspace, warm). Prints a table and, with --json, the raw numbers.
 
     python benchmarks/bench_index.py --runs 5 --against /work/main/src
 
