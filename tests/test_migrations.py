@@ -4,6 +4,7 @@ and an index written by a newer huiyi is refused untouched."""
 from __future__ import annotations
 
 import contextlib
+import json
 import sqlite3
 from pathlib import Path
 
@@ -12,7 +13,9 @@ from click.testing import CliRunner
 
 from huiyi import Huiyi, StoreError
 from huiyi.cli import main
-from huiyi.store import db, migrations, vectors
+from huiyi.sources.claude import ClaudeReader
+from huiyi.store import db, ingest, migrations, reading, vectors
+from tests.builders import claude as cc
 from tests.builders import codex as cx
 from tests.builders import damage
 from tests.builders.lines import LineReader, write
@@ -31,6 +34,11 @@ def recorded(path: Path) -> list[str]:
 def hits(hy: Huiyi, query: str, layer: str) -> list[tuple[str, int]]:
     found = hy.search(query, all_workspaces=True, layers=(layer,)).hits
     return [(h.session_id, h.seq) for h in found]
+
+
+def before_(migration: migrations.Migration) -> list[migrations.Migration]:
+    """The migrations an index written before `migration` was released has."""
+    return migrations.MIGRATIONS[: migrations.MIGRATIONS.index(migration)]
 
 
 @pytest.fixture
@@ -196,7 +204,7 @@ def test_an_index_that_counted_new_events_by_trigger_keeps_true_counts_after_the
         return int(counter)
 
     with monkeypatch.context() as before:  # the code before m006: the trigger counts
-        before.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:-1])
+        before.setattr(migrations, "MIGRATIONS", before_(migrations.m006_count_new_events_in_code))
         before.setattr(vectors, "count_new_events", lambda *args: None)
         with Huiyi() as hy:
             hy.index(readers=[LineReader(logs)])
@@ -210,5 +218,85 @@ def test_an_index_that_counted_new_events_by_trigger_keeps_true_counts_after_the
         hy.index(readers=[LineReader(logs)])
         assert counters_agree(hy) == 7
         assert hits(hy, "rewritten", "lexical") == [("s1", 2)]
-    assert recorded(path)[-1] == "m006_count_new_events_in_code"
+    assert "m006_count_new_events_in_code" in recorded(path)
     assert "embed_coverage_event_in" not in {name for _, name in schema(path)}
+
+
+def test_an_index_that_kept_whole_ids_finds_the_same_and_reads_each_record_once_after_m007(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """m007 keeps digests instead of whole uids, file heads and Claude record uuids. An index
+    the code before it wrote (text uids, raw heads, a `uuids` list in the cursor state) is
+    upgraded in place: an append is read from where it stopped, a copy of a record in the
+    same file or in a resumed session's file is still indexed once, and search finds the same."""
+    claude = tmp_path / "claude"
+    reader = ClaudeReader([claude])
+    cwd = "/home/ana/api"
+    first = [
+        cc.user("why does the flaky login test fail"),
+        cc.assistant("the port is taken", cc.tool_use("toolu_9", "Read", {}), message_id="m1"),
+    ]
+    path = cc.write_transcript(claude, cwd, first)
+
+    def old_head(path: Path, upto: int) -> bytes:
+        with path.open("rb") as fh:
+            return fh.read(min(upto, reading.HEAD_BYTES)) if upto > 0 else b""
+
+    with monkeypatch.context() as before:  # the code before m007
+        before.setattr(migrations, "MIGRATIONS", before_(migrations.m007_digests_for_ids))
+        before.setattr(ingest, "uid_key", lambda source, uid: f"{source}:{uid}")
+        before.setattr(reading, "read_head", old_head)
+        before.setattr(ingest, "same_head", lambda p, upto, head: old_head(p, len(head)) == head)
+        with Huiyi() as hy:
+            assert hy.index(readers=[reader]).events == 3
+            found = hits(hy, "flaky login", "lexical")
+            uuids = [r["uuid"] for r in map(json.loads, path.read_text().splitlines())]
+            state = json.loads(hy.conn.execute("SELECT state FROM files").fetchone()[0])
+            state["uuids"], state["tools"] = uuids, {"toolu_9": "Read"}
+            del state["seen"], state["calls"]
+            with hy.conn:
+                hy.conn.execute("UPDATE files SET state = ?", (json.dumps(state),))
+            db_path = hy.settings.db_path
+    with contextlib.closing(sqlite3.connect(db_path)) as conn:
+        assert conn.execute("SELECT uid FROM events ORDER BY seq").fetchone()[0] == (
+            f"claude:{uuids[0]}"
+        )
+        assert len(conn.execute("SELECT head FROM files").fetchone()[0]) == path.stat().st_size
+
+    # the same file grows by a copy of its first record and a new message; a resumed session
+    # copies both first records into its own file and goes on
+    copy = {**json.loads(path.read_text().splitlines()[0])}
+    with path.open("a") as fh:
+        fh.write(json.dumps(copy) + "\n")
+    cc.write_transcript(
+        claude,
+        cwd,
+        [cc.tool_result("toolu_9", "PORT = 8080"), cc.user("and the port is 8080 now")],
+        append=True,
+    )
+    resumed = cc.write_transcript(
+        claude, cwd, [], session_id="77777777-1111-4222-8333-444455556666"
+    )
+    with resumed.open("w") as fh:
+        for line in path.read_text().splitlines()[:2]:
+            fh.write(json.dumps({**json.loads(line), "sessionId": resumed.stem}) + "\n")
+    cc.write_transcript(
+        claude, cwd, [cc.user("resumed: deploy it")], session_id=resumed.stem, append=True
+    )
+
+    with Huiyi() as hy:  # opening it upgrades it
+        (state,) = hy.conn.execute("SELECT state FROM files").fetchone()
+        assert set(json.loads(state)) & {"uuids", "tools", "seen", "calls"} == {"seen", "calls"}
+        assert {len(h) for (h,) in hy.conn.execute("SELECT head FROM files")} == {16}
+        report = hy.index(readers=[reader])
+        # the tool's result, "8080 now" and "resumed: deploy it", nothing twice
+        assert report.events == 3
+        assert hits(hy, "flaky login", "lexical") == found
+        assert hy.conn.execute(
+            "SELECT tool_name FROM events WHERE kind = 'tool_result'"
+        ).fetchall() == [("Read",)]
+        assert {s for s, _ in hits(hy, "8080", "lexical")} == {path.stem}
+        rows = hy.conn.execute("SELECT uid FROM events").fetchall()
+        assert len(rows) == 6 and all(len(uid) == 8 for (uid,) in rows)
+        assert hy.index(readers=[reader]).events == 0
+    assert "m007_digests_for_ids" in recorded(db_path)

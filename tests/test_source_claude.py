@@ -440,13 +440,36 @@ def test_a_cursor_saved_by_an_earlier_version_reads_on_where_it_stopped(
     session = chunk.session
     assert (session.title, session.cwd, session.created) == ("Fix the port", CWD, 1772445601000)
     assert result.skipped == {}
-    # keys may be added (the titles by kind, calls waiting for a result), never renamed
-    assert set(result.state) == set(saved) | {"titles", "pending"}
+    # keys may be added (the titles by kind, calls waiting for a result), never renamed; the
+    # uuids seen and the tool ids are kept compact under `seen` and `calls` now, and states
+    # that hold them whole are still understood
+    old_keys, new_keys = {"uuids", "tools"}, {"titles", "pending", "seen", "calls"}
+    assert set(result.state) == set(saved) - old_keys | new_keys
     assert result.state["titles"] == {"summary": "Fix the port"}
     assert (result.state["seq"], result.state["reply"]["texts"]) == (
         4,
         ["The port is fixed.", "Reading conftest."],
     )
+    # the next read remembers the uuids of both reads: their copies are dropped, a new one kept
+    offset = result.offset
+    cc.write_transcript(
+        claude_dir,
+        CWD,
+        [
+            cc.user("why does test_login fail?", uuid="u1"),
+            cc.assistant("Reading conftest.", message_id="msg_1", uuid="u4"),
+            cc.user("thanks, it passes now", uuid="u5"),
+            cc.assistant(cc.tool_use("toolu_2", "Bash", {}), message_id="msg_2", uuid="u6"),
+            cc.user([{"type": "tool_result", "tool_use_id": "toolu_1", "content": "again"}]),
+        ],
+        append=True,
+    )
+    again = reader.read(path, Cursor(offset, result.state))
+    assert [(e.seq, e.text, e.tool_name) for c in again.chunks for e in c.events] == [
+        (4, "thanks, it passes now", None),
+        (5, "Bash {}", "Bash"),
+        (6, "again", "Read"),  # the tool named by a call read two reads ago
+    ]
 
 
 # -- huiyi never recalls itself ---------------------------------------------------------------

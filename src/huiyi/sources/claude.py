@@ -28,6 +28,8 @@ is counted `unknown-type`.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import os
 import re
@@ -72,6 +74,11 @@ _SUBAGENT_PREFIX = "agent-"
 #: Bounds on what the cursor state remembers (tool names by id, recent record uuids).
 MAX_TOOLS = 256
 MAX_UUIDS = 256
+#: A record uuid or tool id is remembered as this many characters (`_seen_key`): 6 bytes of
+#: BLAKE2b in base64. Kept whole, they were a seventh of an index (8 of 57 MB at 104k messages);
+#: two of the 256 remembered in one file share a key with a chance of about 1e-10, and then the
+#: later record would be taken for a copy of the earlier one (a result for its tool's).
+SEEN_CHARS = 8
 
 
 class ClaudeReader(JsonlReader):
@@ -140,8 +147,10 @@ class _Transcript(FileSession):
     """What one transcript has taught us so far; `state()` round-trips it through the cursor.
 
     Besides `FileSession`'s keys: `title` (the title in force), `titles` (the latest title
-    of each kind), `parent`, `sidechain`, `tools` (tool names by `tool_use` id), `uuids`
-    (recent record uuids) and `reply` (the reply being assembled).
+    of each kind), `parent`, `sidechain`, `calls` (tool names by the `_seen_key` of their
+    `tool_use` id), `seen` (the recent record uuids, as `_seen_key`s joined into one string)
+    and `reply` (the reply being assembled). States saved before `calls` and `seen` hold the
+    ids themselves, under `tools` and `uuids`.
     """
 
     source: ClassVar[str] = ClaudeReader.source
@@ -157,8 +166,14 @@ class _Transcript(FileSession):
         self.titles_seen: list[str] = []
         self.parent: str | None = state.get("parent")
         self.sidechain: bool = state.get("sidechain", False)
-        self.tools: dict[str, str] = state.get("tools", {})
-        self.uuids: dict[str, None] = dict.fromkeys(state.get("uuids", []))
+        self.calls: dict[str, str] = (
+            state["calls"]
+            if "calls" in state
+            else {_seen_key(i): name for i, name in state.get("tools", {}).items()}
+        )
+        self.seen: dict[str, None] = dict.fromkeys(
+            _seen_keys(state["seen"]) if "seen" in state else map(_seen_key, state.get("uuids", []))
+        )
         # the assistant reply being assembled: its message.id, seq, time and texts so far
         reply: dict[str, Any] = state.get("reply") or {}
         self.reply_id: str | None = reply.get("id")
@@ -181,8 +196,8 @@ class _Transcript(FileSession):
             "titles": self.titles,
             "parent": self.parent,
             "sidechain": self.sidechain,
-            "tools": self.tools,
-            "uuids": list(self.uuids),
+            "calls": self.calls,
+            "seen": "".join(self.seen),
             "reply": reply,
         }
 
@@ -232,9 +247,10 @@ class _Transcript(FileSession):
             reply = _read_reply(message, uuid)
         # read whole: from here on the record only changes the transcript
         if uuid is not None:
-            if uuid in self.uuids:
+            seen = _seen_key(uuid)
+            if seen in self.seen:
                 return  # the same record written twice
-            remember(self.uuids, uuid, None, MAX_UUIDS)
+            remember(self.seen, seen, None, MAX_UUIDS)
         self.touched = True
         if cwd is not None:
             self.cwd = cwd
@@ -269,7 +285,7 @@ class _Transcript(FileSession):
                 injected = user.meta or _is_host_text(text)
                 emitted = self.emit(kind, "user", text, time, injected=injected, uid=_nth(uuid, n))
             else:
-                tool = self.tools.get(tool_id) if tool_id else None
+                tool = self.calls.get(_seen_key(tool_id)) if tool_id else None
                 emitted = self.emit_result(tool_id, tool, text, time, uid=_nth(uuid, n))
             if emitted:
                 n += 1
@@ -298,10 +314,11 @@ class _Transcript(FileSession):
                 self._tool_use(block, reply.uuid, time)
 
     def _tool_use(self, call: _ToolUse, uuid: str | None, time: int) -> None:
-        if call.id is not None and call.id in self.tools:
+        key = _seen_key(call.id) if call.id is not None else None
+        if key is not None and key in self.calls:
             return  # the same block repeated by a split reply
-        if call.id is not None:
-            remember(self.tools, call.id, call.name, MAX_TOOLS)
+        if key is not None:
+            remember(self.calls, key, call.name, MAX_TOOLS)
         text = f"{call.name} {call.arguments}"
         self.emit_call(call.id, call.name, text, time, uid=call.id or uuid)
 
@@ -385,6 +402,16 @@ def _read_reply(message: dict[str, Any], uuid: str | None) -> _Reply | None:
             name = as_str(block.get("name")) or "tool"
             blocks.append(_ToolUse(as_str(block.get("id")), name, clean_text(arguments)))
     return _Reply(as_str(message.get("id")) or uuid, uuid, blocks)
+
+
+def _seen_key(uid: str) -> str:
+    """A record uuid or tool id as the cursor state remembers it (`SEEN_CHARS` characters)."""
+    digest = hashlib.blake2b(uid.encode(), digest_size=SEEN_CHARS * 3 // 4).digest()
+    return base64.b64encode(digest).decode("ascii")
+
+
+def _seen_keys(joined: str) -> list[str]:
+    return [joined[i : i + SEEN_CHARS] for i in range(0, len(joined), SEEN_CHARS)]
 
 
 def _nth(uid: str | None, n: int) -> str | None:

@@ -25,7 +25,8 @@ one emitted by an earlier read (it is emitted again under its seq, which the sto
 For that, short calls still waiting for their result are kept under the key `pending`.
 
 The saved keys are a stored format: an index written by an earlier version hands them back on
-its next read, so a key may be added but never renamed or given a new meaning.
+its next read, so a key may be added, or replaced by a new key while the old one is still read
+(the Claude reader's `uuids` by `seen`), but never renamed or given a new meaning.
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """Ingestion: reader output into the index, incrementally, idempotently, one writer at a time.
 
 For every file a reader discovers, the `files` table remembers inode, size, mtime, the byte
-offset consumed, the first bytes consumed (`head`) and the reader's small `state`. An unchanged
-file costs one `stat`. A grown file is read from its offset. A file that shrank, changed inode
-or changed its head is read again from the start, after the events it produced are removed, so
-nothing is duplicated. Each file's news is written in one transaction together with its new
-cursor: a crash leaves either the old cursor and old rows or the new ones.
+offset consumed, a digest of the first bytes consumed (`head`) and the reader's small `state`.
+An unchanged file costs one `stat`. A grown file is read from its offset. A file that shrank,
+changed inode or changed its head is read again from the start, after the events it produced
+are removed, so nothing is duplicated. Each file's news is written in one transaction together
+with its new cursor: a crash leaves either the old cursor and old rows or the new ones.
 
 Sessions outlive their files: Claude Code deletes transcripts after 30 days, and the index keeps
 the text, so a file that disappears only gets `missing = 1`.
@@ -20,6 +20,7 @@ its subagents are indexed does not matter.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import sqlite3
@@ -179,7 +180,7 @@ class Ingestor:
         reset = row is None
         if row is not None:
             offset, head = int(row[4]), bytes(row[5] or b"")
-            reset = row[1] != st.st_ino or st.st_size < offset or not same_head(path, head)
+            reset = row[1] != st.st_ino or st.st_size < offset or not same_head(path, offset, head)
         cursor = Cursor() if reset else Cursor(offset=int(row[4]), state=json.loads(row[6]))
         return Job(path, st, file_id, reset, cursor)
 
@@ -438,13 +439,14 @@ class Ingestor:
     ) -> int:
         if not events:
             return 0
-        by_seq: dict[int, tuple[Event, Streams | None]] = {}
-        seen_uids: dict[str, int] = {}
+        by_seq: dict[int, tuple[Event, Streams | None, bytes | None]] = {}
+        seen_uids: dict[bytes, int] = {}
         for n, event in enumerate(events):
             # a later emission of the same seq wins; a uid keeps its first seq
-            if event.uid is not None and seen_uids.setdefault(event.uid, event.seq) != event.seq:
+            key = uid_key(source, event.uid) if event.uid else None
+            if key is not None and seen_uids.setdefault(key, event.seq) != event.seq:
                 continue
-            by_seq[event.seq] = (event, streams[n] if streams is not None else None)
+            by_seq[event.seq] = (event, streams[n] if streams is not None else None, key)
         seqs = list(by_seq)
         existing: dict[int, tuple[int, int, str, str, int]] = {}
         for start in range(0, len(seqs), 500):
@@ -455,13 +457,14 @@ class Ingestor:
                 [sid, *part],
             ):
                 existing[seq] = (rowid, indexed, text, kind, injected)
-        taken = self._uids_taken_elsewhere(sid, source, (e for e, _ in by_seq.values()))
+        taken = self._uids_taken_elsewhere(
+            sid, {key: event.seq for event, _, key in by_seq.values() if key is not None}
+        )
         fresh: list[tuple[Any, ...]] = []  # new rows: a plain INSERT
         replaced: list[tuple[Any, ...]] = []  # rows of seqs read before
         texts: list[tuple[int, Streams]] = []
         stale: list[Indexed] = []
-        for seq, (event, precomputed) in by_seq.items():
-            uid = f"{source}:{event.uid}" if event.uid else None
+        for seq, (event, precomputed, uid) in by_seq.items():
             if uid is not None and uid in taken:
                 continue
             old = existing.get(seq)
@@ -512,12 +515,10 @@ class Ingestor:
         # titles are not counted
         return sum(1 for row in (*fresh, *replaced) if row[4] in INDEXABLE_KINDS)
 
-    def _uids_taken_elsewhere(self, sid: int, source: str, events: Iterable[Event]) -> set[str]:
-        """uids already indexed under another session or seq (history copied on resume)."""
-        wanted = {f"{source}:{e.uid}": e.seq for e in events if e.uid}
-        if not wanted:
-            return set()
-        taken: set[str] = set()
+    def _uids_taken_elsewhere(self, sid: int, wanted: dict[bytes, int]) -> set[bytes]:
+        """uid keys (`uid_key`, with the seq this read gives each) already indexed under another
+        session or seq (history copied on resume)."""
+        taken: set[bytes] = set()
         keys = list(wanted)
         for start in range(0, len(keys), 500):
             part = keys[start : start + 500]
@@ -555,6 +556,18 @@ class Ingestor:
             {"sid": sid, "first": redact(first_user).text[:200] if first_user else None},
         )
         return first_user
+
+
+def uid_key(source: str, uid: str) -> bytes:
+    """What `events.uid` holds for a harness's record id: 8 bytes of BLAKE2b of `source:uid`.
+
+    Every Claude event carries a uid (a record uuid, `msg_...`, `toolu_...`), and kept as text
+    (`claude:` and 36 characters) they and their unique index were a sixth of an index
+    (9.5 of 57 MB at 104k messages). Two different uids share a key with a chance of 2**-64
+    per pair (about 3e-8 among a million events); such an event would be taken for a copy
+    and dropped. Migration m007 turned the text uids of earlier indexes into these keys.
+    """
+    return hashlib.blake2b(f"{source}:{uid}".encode(), digest_size=8).digest()
 
 
 def is_private_session(conn: sqlite3.Connection, session_id: str) -> bool:

@@ -22,6 +22,9 @@ workspace filter runs inside the full-text index instead of after it).
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import json
 import sqlite3
 from collections.abc import Callable
 
@@ -287,6 +290,57 @@ def m006_count_new_events_in_code(conn: sqlite3.Connection) -> None:
     conn.execute("DROP TRIGGER IF EXISTS embed_coverage_event_in")
 
 
+def _m007_digest(size: int) -> Callable[[bytes | str | None], bytes | None]:
+    """BLAKE2b of `size` bytes of a text or blob (None stays None)."""
+
+    def digest(value: bytes | str | None) -> bytes | None:
+        if value is None:
+            return None
+        data = value.encode() if isinstance(value, str) else value
+        return hashlib.blake2b(data, digest_size=size).digest()
+
+    return digest
+
+
+def _m007_key(uid: str) -> str:
+    """Frozen copy of the Claude reader's `_seen_key`: 8 base64 characters an id."""
+    return base64.b64encode(hashlib.blake2b(uid.encode(), digest_size=6).digest()).decode("ascii")
+
+
+def m007_digests_for_ids(conn: sqlite3.Connection) -> None:
+    """Keep digests where whole ids and bytes were kept only to be compared.
+
+    At 104k Claude Code messages they were a third of the index (19 of 57 MB): `events.uid`
+    (`claude:` and a 36-character uuid) with its unique index 9.5 MB, each file's first 1,024
+    bytes 2.3 MB, the Claude reader's recent record uuids and tool ids in `files.state` 6 MB.
+    Now:
+    - `events.uid` holds 8 bytes of BLAKE2b of `source:uid` (`ingest.uid_key`), a blob;
+    - `files.head` holds 16 bytes of BLAKE2b of the first `min(offset, 1,024)` bytes of the
+      file (`reading.read_head`), the bytes it held before; an empty head stays empty;
+    - a Claude cursor state's `uuids` list becomes `seen`, 8 characters a uuid, and its tool
+      names by id (`tools`) become `calls`, by 8 characters an id (the reader still understands
+      `uuids` and `tools`).
+    What is found, and what is read again, does not change.
+    """
+    conn.create_function("m007_uid", 1, _m007_digest(8), deterministic=True)
+    conn.create_function("m007_head", 1, _m007_digest(16), deterministic=True)
+    conn.execute("UPDATE events SET uid = m007_uid(uid) WHERE uid IS NOT NULL")
+    conn.execute("UPDATE files SET head = m007_head(head) WHERE length(head) > 0")
+    rows = conn.execute(
+        "SELECT id, state FROM files WHERE source = 'claude' "
+        "AND (state LIKE '%\"uuids\"%' OR state LIKE '%\"tools\"%')"
+    ).fetchall()
+    for file_id, text in rows:
+        state = json.loads(text)
+        uuids, tools = state.pop("uuids", []), state.pop("tools", {})
+        state["seen"] = "".join(_m007_key(u) for u in uuids if isinstance(u, str))
+        state["calls"] = {_m007_key(i): name for i, name in tools.items()}
+        conn.execute(
+            "UPDATE files SET state = ? WHERE id = ?",
+            (json.dumps(state, ensure_ascii=False, separators=(",", ":")), file_id),
+        )
+
+
 MIGRATIONS: list[Migration] = [
     m001_initial,
     m002_fuzzy_and_vectors,
@@ -294,6 +348,7 @@ MIGRATIONS: list[Migration] = [
     m004_read_codex_logs_again,
     m005_embed_coverage,
     m006_count_new_events_in_code,
+    m007_digests_for_ids,
 ]
 
 

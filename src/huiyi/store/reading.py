@@ -8,6 +8,7 @@ the caller's `__main__`, and forking is only safe while the process runs no othe
 
 from __future__ import annotations
 
+import hashlib
 import multiprocessing
 import os
 import threading
@@ -18,7 +19,7 @@ from pathlib import Path
 from huiyi.sources.base import Cursor, Reader, ReadResult
 from huiyi.store.textindex import Streams, index_texts, is_indexed
 
-#: how many of a file's first bytes are remembered to notice that it was replaced
+#: how many of a file's first bytes are checked (by digest) to notice that it was replaced
 HEAD_BYTES = 1024
 
 
@@ -95,17 +96,28 @@ def read_all(reader: Reader, jobs: list[Job], workers: int) -> Iterator[Outcome]
 
 
 def read_head(path: Path, upto: int) -> bytes:
+    """What `files.head` keeps of a file consumed up to byte `upto`: a digest of its first
+    `HEAD_BYTES` (fewer when it is shorter), or nothing for a file not read yet.
+
+    A digest, not the bytes: 16 bytes tell a replaced file as surely as 1,024 do, and the bytes
+    were 2.3 MB of a 57 MB index of 2,290 Claude transcripts. Migration m007 turned the bytes
+    kept by earlier indexes into their digests.
+    """
     if upto <= 0:
         return b""
     with path.open("rb") as fh:
-        return fh.read(min(upto, HEAD_BYTES))
+        return _digest(fh.read(min(upto, HEAD_BYTES)))
 
 
-def same_head(path: Path, head: bytes) -> bool:
+def same_head(path: Path, upto: int, head: bytes) -> bool:
+    """Whether `path` still starts as it did when it was consumed up to `upto` (`read_head`)."""
     if not head:
         return True
     try:
-        with path.open("rb") as fh:
-            return fh.read(len(head)) == head
+        return read_head(path, upto) == head
     except OSError:
         return False
+
+
+def _digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()

@@ -76,10 +76,10 @@ def stored_streams(text: str, kind: str, injected: bool) -> Streams:
     """What a stored event put into the text indexes (the same as `index_texts` gave).
 
     The same values as `fts_streams` and `fuzzy_text`, with the text NFKC-folded once for both
-    (folding was a fifth of the tokenising; folding folded text again is a quick check).
+    (folding was a fifth of the tokenising; `index_streams` is told the text is folded).
     """
     head = unicodedata.normalize("NFKC", text[:FTS_CHARS])
-    body, whole = index_streams(head)
+    body, whole = index_streams(head, folded=True)
     if not in_fuzzy(kind, injected):
         return body, whole, None
     if len(text) <= FUZZY_CHARS:  # then `head` is the folded text itself

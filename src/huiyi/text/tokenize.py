@@ -110,9 +110,12 @@ _REWRITE = lazy(
     r"|_+"
 )
 #: CJK runs repeat (words, names): their bigram text is cached, within a bound. 200,000 runs
-#: held 48 MB in each reader process of a first index for no speed measured over 20,000.
+#: held 48 MB in each reader process of a first index for no speed measured over 20,000, and
+#: 20,000 held 5 MB for none over 2,000 (tokenising the 100k events of either benchmark
+#: history, best of 3 runs: 1.88 and 1.75 s for Claude's, 2.75 and 2.81 s for DSH's; 4% more
+#: without a cache).
 _BIGRAM_CACHE: dict[str, str] = {}
-_BIGRAM_CACHE_MAX = 20_000
+_BIGRAM_CACHE_MAX = 2_000
 
 
 def _bigram_text(run: str) -> str:
@@ -124,11 +127,13 @@ def _bigram_text(run: str) -> str:
     return got
 
 
-def index_streams(text: str) -> tuple[str, str]:
+def index_streams(text: str, *, folded: bool = False) -> tuple[str, str]:
     """The `body` (parts and bigrams, in order) and `whole` (compounds) texts for FTS5.
 
     `body` is meant for the `unicode61` tokenizer: it may still hold punctuation and plain
-    words, which that tokenizer splits and lower-cases exactly as `terms` would.
+    words, which that tokenizer splits and lower-cases exactly as `terms` would. `folded` says
+    the caller NFKC-folded `text` already (folding is idempotent, so the streams are the same;
+    folding again took a twelfth of a reader's time).
     """
     whole: list[str] = []
 
@@ -146,7 +151,7 @@ def index_streams(text: str) -> tuple[str, str]:
             whole.append("_".join(parts)[:MAX_TOKEN])
         return " " + " ".join(parts) + " "
 
-    body = _REWRITE().sub(rewrite, unicodedata.normalize("NFKC", text))
+    body = _REWRITE().sub(rewrite, text if folded else unicodedata.normalize("NFKC", text))
     return body, " ".join(whole)
 
 
