@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 from huiyi import errors
 from huiyi.config import Settings
 from huiyi.errors import HuiyiError
-from huiyi.integrations.service import PROTOCOL, ServiceClient, ServiceStopped
 from huiyi.workspace import resolve
 
 if TYPE_CHECKING:
@@ -156,15 +155,28 @@ def ask_service(settings: Settings, request: Request) -> Reply | None:
     HUIYI_SERVICE=off, or it failed before answering): then the caller serves it itself. Both
     commands only read (a recall also indexes new lines, which is idempotent), so serving one
     again after a service died mid-call is safe."""
-    if not settings.service:
+    if not settings.service or not _any_service(settings):
         return None
     from huiyi.integrations.published import published
+    from huiyi.integrations.service import PROTOCOL, ServiceClient, ServiceStopped
 
     client = ServiceClient(settings, published()["serverInfo"]["version"], start=False)
     try:
         return client.call({"v": PROTOCOL, "cli": request}, roots=lambda: [])
     except ServiceStopped:
         return None
+
+
+def _any_service(settings: Settings) -> bool:
+    """Whether any service socket (`service.socket_path`: `service-<key>.sock`) is in the home.
+    Without one no service can answer, and this process skips the client's imports (socket,
+    hashlib: ~10 ms) and the key; a socket left by a killed service is found stale by the
+    client as before."""
+    try:
+        with os.scandir(settings.home) as entries:
+            return any(e.name.startswith("service-") and e.name.endswith(".sock") for e in entries)
+    except OSError:
+        return False
 
 
 def reply_or_raise(reply: Reply) -> Reply:
