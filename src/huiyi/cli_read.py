@@ -3,7 +3,8 @@
 `search` and `recall` go to the warm service when one is running for these settings (it keeps
 the index open and the embedding model loaded; `huiyi.integrations.terminal`), else they are
 served in this process by the same code, so the output is the same either way. A search the
-service answers imports neither the core nor the model here.
+service answers imports neither the core nor the model here; one served here while the history
+is embedded starts the service for the next (`terminal.answer_here`).
 """
 
 from __future__ import annotations
@@ -38,8 +39,7 @@ def _reply(state: CliState, request: terminal.Request) -> terminal.Reply:
     """The warm service's reply, else the same request served in this process."""
     reply = terminal.ask_service(state.settings, request)
     if reply is None:
-        hy = state.huiyi()
-        reply = terminal.answer(hy, request, refresh=hy.index)
+        reply = terminal.answer_here(state.settings, state.huiyi(), request)
     return terminal.reply_or_raise(reply)
 
 

@@ -386,6 +386,11 @@ class HubEmbedder:
     def model_id(self) -> str:
         return f"hub:{self.model_name}"
 
+    @property
+    def loaded(self) -> bool:
+        """Whether the model is in memory (it loads on the first embedding call)."""
+        return self._model is not None
+
     def _get_model(self) -> Any:
         if self._model is None:
             try:
