@@ -19,9 +19,11 @@ from pathlib import Path
 
 import click
 import pytest
+from click.testing import CliRunner
 
 from huiyi import Huiyi
 from huiyi.cli import COMMANDS, main
+from huiyi.cli_front import DEFAULT_LAYER, DEFAULT_LIMIT, OPTIONS, search
 from huiyi.integrations.published import published
 from huiyi.integrations.terminal import WARMING
 from tests.builders import dsh
@@ -159,7 +161,7 @@ def test_a_lexical_search_imports_only_its_command_and_nothing_heavy(project: Pa
     assert run.status == 0, run.stderr
     assert f"The {NEEDLE} migration" in run.stdout
     assert "(search: lexical)" in run.stdout
-    assert run.commands() == {"huiyi.cli_read"}
+    assert run.commands() == set()  # served by the front, without click (below)
     assert run.heavy() == []
     assert run.needless() == []
 
@@ -270,3 +272,75 @@ def test_search_and_recall_print_the_same_through_the_warm_service(
     first = pairs[0][0].stdout
     assert f"The {NEEDLE} migration" in first and "semantic" in first  # all three layers ran
     assert "no matches" in pairs[5][0].stdout
+
+
+def test_the_search_front_knows_every_option_of_the_click_command() -> None:
+    from huiyi.cli_read import search_cmd
+
+    params = {opt: param for param in search_cmd.params for opt in param.opts}
+    assert {opt for opt in params if opt.startswith("--")} == set(OPTIONS)
+    for name, takes_value in OPTIONS.items():
+        assert params[name].is_flag is not takes_value, name  # type: ignore[attr-defined]
+    assert params["--limit"].default == DEFAULT_LIMIT
+    assert params["--layer"].default == DEFAULT_LAYER
+
+
+#: forms of `huiyi search` a person types: (arguments, whether the front serves them)
+FORMS = [
+    ([NEEDLE], True),
+    ([NEEDLE, "--json"], True),
+    ([NEEDLE, "回滚", "--limit", "1"], True),
+    (["--limit=1", NEEDLE, "--layer", "lexical"], True),
+    ([NEEDLE, "--layer=fuzzy", "--limit", "3", "--limit", "2"], True),
+    ([NEEDLE, "--all"], True),
+    ([NEEDLE, "--workspace", "."], True),
+    ([NEEDLE, "--workspace", "elsewhere"], True),
+    (["--", "-kumquat", NEEDLE], True),
+    ([NEEDLE, "-"], True),
+    (["zzqqxx", "--layer", "lexical"], True),
+    # left to click: help, unknown or malformed options, values it judges, failed searches
+    ([NEEDLE, "--help"], False),
+    ([NEEDLE, "-h"], False),
+    ([NEEDLE, "--limt", "3"], False),
+    ([NEEDLE, "--json=yes"], False),
+    ([NEEDLE, "--limit", "three"], False),
+    ([NEEDLE, "--limit"], False),
+    ([NEEDLE, "--limit", "-1"], False),
+    ([NEEDLE, "--limit", "0"], False),
+    ([NEEDLE, "--layer", "vector"], False),
+    ([NEEDLE, "--all", "--workspace", "."], False),
+    (["--json"], False),
+    ([], False),
+]
+
+
+@pytest.mark.parametrize(("args", "front"), FORMS)
+def test_the_search_front_prints_what_the_click_command_prints(
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    front: bool,
+) -> None:
+    monkeypatch.chdir(project)
+    status = search(args)
+    served = capsys.readouterr()
+    clicked = CliRunner().invoke(main, ["search", *args])
+    if not front:
+        assert status is None and served.out == ""  # nothing printed: click answers it
+        assert clicked.exit_code != 0 or "--help" in args or "-h" in args
+        return
+    assert status == 0
+    assert clicked.exit_code == 0, clicked.output
+    assert served.out == clicked.stdout
+    assert served.err == ""
+
+
+def test_a_search_the_front_serves_imports_no_click(project: Path) -> None:
+    run = huiyi("search", NEEDLE, "--layer", "lexical", cwd=project, HUIYI_SERVICE="off")
+    assert run.status == 0, run.stderr
+    assert f"The {NEEDLE} migration" in run.stdout
+    assert "click" not in run.modules
+    left = huiyi("search", NEEDLE, "--limit", "0", cwd=project, HUIYI_SERVICE="off")
+    assert left.status == 2 and "limit must be between 1 and 1000" in left.stderr
+    assert "click" in left.modules  # the front left the error to click

@@ -48,6 +48,7 @@ __all__ = [
     "ask_service",
     "loads_model",
     "recall_request",
+    "reply",
     "reply_or_raise",
     "search_payload",
     "search_request",
@@ -247,6 +248,15 @@ def _any_service(settings: Settings) -> bool:
             return any(e.name.startswith("service-") and e.name.endswith(".sock") for e in entries)
     except OSError:
         return False
+
+
+def reply(settings: Settings, request: Request, huiyi: Callable[[], Huiyi]) -> Reply:
+    """The running service's reply to `request`, else the same request served in this process
+    (`answer_here`, with the index `huiyi()` opens); a `HuiyiError` it carries is raised."""
+    got = ask_service(settings, request)
+    if got is None:
+        got = answer_here(settings, huiyi(), request)
+    return reply_or_raise(got)
 
 
 def reply_or_raise(reply: Reply) -> Reply:
