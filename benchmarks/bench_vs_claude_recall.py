@@ -29,6 +29,7 @@ medians over `--runs`:
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import statistics
@@ -284,6 +285,9 @@ def main() -> None:
     args = parser.parse_args()
     log = (lambda _: None) if args.json else (lambda m: print(m, file=sys.stderr, flush=True))
     results: dict[str, Any] = {"load_before": os.getloadavg()}
+    # as `pip install` does for claude-recall: with PYTHONDONTWRITEBYTECODE set (CI, some
+    # shells) huiyi's src/ would otherwise be compiled again in every process
+    compileall.compile_dir(REPO / "src", quiet=1)
     with tempfile.TemporaryDirectory(prefix="huiyi-vs-") as tmp:
         venv = args.claude_recall_venv or Path(tmp) / "claude-recall-venv"
         crbin = install_claude_recall(venv)
