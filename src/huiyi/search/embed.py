@@ -212,7 +212,7 @@ def _package_version(dist: str) -> str:
         except OSError:
             continue
         for name in names:
-            if name.lower().startswith(prefix) and name.endswith(".dist-info"):
+            if name.endswith(".dist-info") and name.lower().startswith(prefix):
                 return name[len(prefix) : -len(".dist-info")]
     from importlib import metadata
 
