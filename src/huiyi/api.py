@@ -42,6 +42,8 @@ MAX_LIMIT = 1000
 
 @dataclass(slots=True)
 class IndexReport:
+    """What one `Huiyi.index` run read, per source."""
+
     sources: dict[str, SourceReport] = field(default_factory=dict)
     seconds: float = 0.0
     demo: bool = False
