@@ -344,3 +344,25 @@ def test_a_search_the_front_serves_imports_no_click(project: Path) -> None:
     left = huiyi("search", NEEDLE, "--limit", "0", cwd=project, HUIYI_SERVICE="off")
     assert left.status == 2 and "limit must be between 1 and 1000" in left.stderr
     assert "click" in left.modules  # the front left the error to click
+
+
+def test_a_search_whose_reader_is_gone_exits_quietly_as_click_does(project: Path) -> None:
+    def into_closed_pipe(*args: str) -> tuple[int, str]:
+        read, write = os.pipe()
+        os.close(read)  # `huiyi search ... | head -1` after head has exited
+        try:
+            done = subprocess.run(
+                [sys.executable, "-m", "huiyi", "search", *args],
+                stdout=write,
+                stderr=subprocess.PIPE,
+                text=True,
+                env={**os.environ, "PYTHONPATH": str(SRC), "HUIYI_SERVICE": "off"},
+                cwd=project,
+                timeout=300,
+            )
+        finally:
+            os.close(write)
+        return done.returncode, done.stderr
+
+    assert into_closed_pipe(NEEDLE) == (1, "")  # the front
+    assert into_closed_pipe(NEEDLE, "--help") == (1, "")  # click, which the front leaves it to

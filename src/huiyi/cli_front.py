@@ -21,6 +21,7 @@ command's options and output.
 from __future__ import annotations
 
 import codecs
+import os
 import sqlite3
 import sys
 from collections.abc import Sequence
@@ -130,8 +131,13 @@ def search(args: Sequence[str]) -> int | None:
             hy.close()
     if "\x1b" in text:
         return None
-    sys.stdout.write(text + "\n")
-    sys.stdout.flush()
+    try:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # the reader went away (`huiyi search ... | head -1`): exit 1 quietly, as click does
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     return 0
 
 
