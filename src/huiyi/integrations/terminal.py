@@ -4,9 +4,14 @@ A search in a fresh process pays for importing the core, opening the index and, 
 history is embedded, loading the embedding model, every time. The warm service (`service.py`,
 started by `huiyi mcp` and `huiyi hook`) has all of that loaded already, so the CLI hands it
 these two commands when it is running. Without a running service (or with `HUIYI_SERVICE=off`)
-the CLI serves them itself; it never starts a service for them: a person's one search would
-wait for the service to load (longer than searching in-process) and leave a process behind
-for ten minutes.
+the CLI serves them itself (`answer_here`), and starts no service for them, with one
+exception: a hybrid search whose semantic layer would load the embedding model into this
+process (seconds of CPU in every search, once enough of the history is embedded). That search
+starts the service in the background instead, answers at once with the lexical and fuzzy
+layers and says the semantic layer is warming up; the service loads the model as it starts,
+and the next search goes through it, with all three layers. Without vectors no service is
+started: lexical and fuzzy search in-process take a fraction of a second, and a person's one
+search should not leave a process behind for ten minutes.
 
 Both ways run the same `answer` on the same request, so the output is the same: the request
 is built here from what the person typed plus what only the caller's process knows (its
@@ -22,13 +27,13 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from huiyi import errors
 from huiyi.config import Settings
 from huiyi.errors import HuiyiError
-from huiyi.integrations.service import PROTOCOL, ServiceClient, ServiceStopped
 from huiyi.workspace import resolve
 
 if TYPE_CHECKING:
@@ -36,9 +41,14 @@ if TYPE_CHECKING:
     from huiyi.search.engine import SearchResult
 
 __all__ = [
+    "WARMING",
+    "WITHOUT_SEMANTIC",
     "answer",
+    "answer_here",
     "ask_service",
+    "loads_model",
     "recall_request",
+    "reply",
     "reply_or_raise",
     "search_payload",
     "search_request",
@@ -47,6 +57,15 @@ __all__ = [
 
 Request = dict[str, Any]
 Reply = dict[str, Any]
+
+#: the layers of a hybrid search while the service loads the embedding model
+WITHOUT_SEMANTIC = ("lexical", "fuzzy")
+#: the note such a search ends with
+WARMING = (
+    "semantic layer warming up: the huiyi service is loading the embedding model in the "
+    "background, and the next search uses it (HUIYI_SERVICE=off: load it in this process, "
+    "every time)"
+)
 
 
 def _workspace(settings: Settings, workspace: str | os.PathLike[str] | None) -> str:
@@ -107,9 +126,16 @@ def search_payload(result: SearchResult) -> Reply:
     }
 
 
-def answer(hy: Huiyi, request: Mapping[str, Any], refresh: Callable[[], object]) -> Reply:
+def answer(
+    hy: Huiyi,
+    request: Mapping[str, Any],
+    refresh: Callable[[], object],
+    *,
+    warming: bool = False,
+) -> Reply:
     """Serve one request with `hy`; `refresh` reads what is new in the logs (a recall does
-    first, as the agent's tool does). Raises what the core raises."""
+    first, as the agent's tool does). `warming`: a hybrid search runs without the semantic
+    layer and says why (`WARMING`). Raises what the core raises."""
     command = request["command"]
     if command == "search":
         layer = request["layer"]
@@ -118,8 +144,10 @@ def answer(hy: Huiyi, request: Mapping[str, Any], refresh: Callable[[], object])
             workspace=request["workspace"],
             all_workspaces=bool(request["all"]),
             limit=int(request["limit"]),
-            layers=None if layer == "hybrid" else (layer,),
+            layers=WITHOUT_SEMANTIC if warming else None if layer == "hybrid" else (layer,),
         )
+        if warming:
+            result.notes.append(WARMING)
         return search_payload(result)
     if command == "recall":
         from huiyi.recall.scope import CallerContext
@@ -131,6 +159,48 @@ def answer(hy: Huiyi, request: Mapping[str, Any], refresh: Callable[[], object])
         text = request["query"] or None
         return {"text": hy.recall(caller).history(text, limit=int(request["limit"])).text}
     raise errors.UsageError(f"the huiyi service serves no terminal command {command!r}")
+
+
+def loads_model(hy: Huiyi, request: Mapping[str, Any]) -> bool:
+    """Whether serving `request` in this process would load an embedding model into it: a
+    hybrid search, an embedder that holds its model in the process and has not loaded it
+    (`loaded`; an endpoint or the fake has nothing to load), and enough of the searched history
+    embedded for the semantic layer to join (`fusion.COVERAGE_GATE`, read from the coverage
+    counters: no model, no numpy)."""
+    if request["command"] != "search" or request["layer"] != "hybrid":
+        return False
+    if request["all"] and request["workspace"] is not None:
+        return False  # the search refuses it
+    semantic = hy.semantic
+    if semantic is None or getattr(semantic.embedder, "loaded", True):
+        return False
+    from huiyi.search.fusion import COVERAGE_GATE
+
+    return semantic.coverage(hy.conn, request["workspace"]) >= COVERAGE_GATE
+
+
+def answer_here(settings: Settings, hy: Huiyi, request: Mapping[str, Any]) -> Reply:
+    """Serve `request` in this process (no service answered it). A search that would load the
+    embedding model here starts the service in the background and is answered meanwhile
+    without the semantic layer (see the module's docstring); with `HUIYI_SERVICE=off` it loads
+    the model here, as it asked."""
+    if not settings.service or not loads_model(hy, request):
+        return answer(hy, request, refresh=hy.index)
+    starting = threading.Thread(target=_start_service, args=(settings,), name="huiyi-start-service")
+    starting.start()  # the spawn and its wait for the socket overlap with the search
+    try:
+        return answer(hy, request, refresh=hy.index, warming=True)
+    finally:
+        starting.join()
+
+
+def _start_service(settings: Settings) -> None:
+    """Start the warm service for these settings unless one runs (as a front starts it: under
+    its lock, returning once it listens; when it cannot start, nothing more happens)."""
+    from huiyi.integrations.published import published
+    from huiyi.integrations.service import ServiceClient
+
+    ServiceClient(settings, published()["serverInfo"]["version"]).ensure()
 
 
 def served(hy: Huiyi, request: Mapping[str, Any], refresh: Callable[[], object]) -> Reply:
@@ -156,15 +226,37 @@ def ask_service(settings: Settings, request: Request) -> Reply | None:
     HUIYI_SERVICE=off, or it failed before answering): then the caller serves it itself. Both
     commands only read (a recall also indexes new lines, which is idempotent), so serving one
     again after a service died mid-call is safe."""
-    if not settings.service:
+    if not settings.service or not _any_service(settings):
         return None
     from huiyi.integrations.published import published
+    from huiyi.integrations.service import PROTOCOL, ServiceClient, ServiceStopped
 
     client = ServiceClient(settings, published()["serverInfo"]["version"], start=False)
     try:
         return client.call({"v": PROTOCOL, "cli": request}, roots=lambda: [])
     except ServiceStopped:
         return None
+
+
+def _any_service(settings: Settings) -> bool:
+    """Whether any service socket (`service.socket_path`: `service-<key>.sock`) is in the home.
+    Without one no service can answer, and this process skips the client's imports (socket,
+    hashlib: ~10 ms) and the key; a socket left by a killed service is found stale by the
+    client as before."""
+    try:
+        with os.scandir(settings.home) as entries:
+            return any(e.name.startswith("service-") and e.name.endswith(".sock") for e in entries)
+    except OSError:
+        return False
+
+
+def reply(settings: Settings, request: Request, huiyi: Callable[[], Huiyi]) -> Reply:
+    """The running service's reply to `request`, else the same request served in this process
+    (`answer_here`, with the index `huiyi()` opens); a `HuiyiError` it carries is raised."""
+    got = ask_service(settings, request)
+    if got is None:
+        got = answer_here(settings, huiyi(), request)
+    return reply_or_raise(got)
 
 
 def reply_or_raise(reply: Reply) -> Reply:

@@ -22,6 +22,8 @@ EXPAND_MAX_CHARS = 400_000
 
 @dataclass(slots=True)
 class Budget:
+    """The clock of one call and what its caps cut (`notes`)."""
+
     seconds: float = TOOL_SECONDS
     started: float = field(default_factory=time.monotonic)
     notes: list[str] = field(default_factory=list)

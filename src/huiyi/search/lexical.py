@@ -15,7 +15,6 @@ import sqlite3
 from collections.abc import Iterator
 
 from huiyi.store import queries
-from huiyi.store.textindex import fts_streams
 from huiyi.text.tokenize import Query, Term
 from huiyi.workspace import scope_token
 
@@ -80,6 +79,9 @@ def indexed_tokens(text: str) -> set[str]:
 
     Made by the ingestion path's own `index_streams` (plain words pass through untouched),
     about 3x faster than `tokenize.tokens` on long assistant messages, and the same set."""
+    # imported here: `textindex` brings the log readers' helpers, which a search never needs
+    from huiyi.store.textindex import fts_streams
+
     body, whole = fts_streams(text)
     return {*_FTS_TOKEN.findall(body.lower()), *whole.split()}
 

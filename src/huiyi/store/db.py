@@ -23,7 +23,7 @@ from pathlib import Path
 
 from huiyi.errors import BusyError, DiskFullError, HuiyiError, StoreError
 from huiyi.lock import file_lock
-from huiyi.store import migrations, textindex
+from huiyi.store import migrations
 
 BUSY_TIMEOUT_MS = 10_000
 #: page cache of every connection (KiB, as SQLite's negative `cache_size`): searches stay warm
@@ -188,6 +188,8 @@ def _rebuild_stale(conn: sqlite3.Connection) -> None:
     """Fill the text indexes again when a migration asked for it (see `store.migrations`)."""
     if migrations.TEXT_INDEXES not in migrations.stale(conn):
         return
+    from huiyi.store import textindex  # with the readers' helpers: not on every open
+
     with immediate(conn):
         if migrations.TEXT_INDEXES in migrations.stale(conn):  # not done by another process
             textindex.rebuild(conn)

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import sqlite3
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from huiyi.model import CONVERSATION_KINDS, TEXT_KINDS, Event, Kind
-from huiyi.sources.base import is_own_traffic
 from huiyi.text.tokenize import index_streams, normalize
 from huiyi.workspace import fuzzy_scope_token, scope_token
 
@@ -48,8 +47,22 @@ def is_indexed(event: Event) -> bool:
         kind in INDEXABLE_KINDS
         and (not event.injected or kind == Kind.SUMMARY.value)
         and bool(event.text.strip())
-        and not is_own_traffic(event)
+        and not _own_traffic(event)
     )
+
+
+def _load_own_traffic(event: Event) -> bool:
+    """`sources.base.is_own_traffic`, imported on the first call and bound in its place: the
+    readers' module (its patterns, dataclasses, the envelope) costs a search that only
+    tokenises passages ~10 ms, while ingest, which calls this per event, pays no extra step."""
+    global _own_traffic
+    from huiyi.sources.base import is_own_traffic
+
+    _own_traffic = is_own_traffic
+    return is_own_traffic(event)
+
+
+_own_traffic: Callable[[Event], bool] = _load_own_traffic
 
 
 #: Kinds in the fuzzy and semantic layers: what people half-remember is what was said.

@@ -1,0 +1,55 @@
+"""What `huiyi search` prints, as text, without click: the hits, the layers that ran and the
+notes, or the hits as JSON; every title, snippet and note through the safety exit first.
+
+Shared by the click command (`cli_read`, `cli_common.print_hits`) and the search front that
+serves the common forms without importing click (`cli_front`), so both print the same text.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from huiyi.recall.render import when
+from huiyi.safety.redact import redact
+
+__all__ = ["hit_json", "hit_lines", "json_text", "safe", "search_text"]
+
+
+def safe(text: str) -> str:
+    """Redact secrets from anything the index gives back before it reaches the terminal."""
+    return redact(text).text
+
+
+def json_text(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, indent=2)
+
+
+def hit_lines(hits: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Search hits (`Hit.as_dict`), two lines each: where, then the snippet."""
+    if not hits:
+        return ["no matches"]
+    lines = []
+    for n, hit in enumerate(hits, 1):
+        lines.append(
+            f"[{n}] {when(hit['time'])}  {hit['source']}  {safe(hit['title'])}  "
+            f"({hit['session_id']} #{hit['seq']}, {hit['kind']})"
+        )
+        lines.append(f"    {safe(hit['snippet'])}")
+    return lines
+
+
+def hit_json(hit: Mapping[str, Any]) -> dict[str, Any]:
+    """A hit (`Hit.as_dict`) for `--json`, its title and snippet through the safety exit."""
+    return {**hit, "title": safe(hit["title"]), "snippet": safe(hit["snippet"])}
+
+
+def search_text(reply: Mapping[str, Any], *, as_json: bool) -> str:
+    """A search's reply (`terminal.search_payload`) as `huiyi search` prints it."""
+    if as_json:
+        return json_text([hit_json(h) for h in reply["hits"]])
+    lines = hit_lines(reply["hits"])
+    lines.append(f"(search: {' + '.join(reply['layers']) or 'none'})")
+    lines.extend(f"note: {safe(note)}" for note in reply["notes"])
+    return "\n".join(lines)
