@@ -9,6 +9,7 @@ session's words come back.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from click.testing import CliRunner, Result
 
 from huiyi import Huiyi
 from huiyi.cli import main
-from huiyi.store.ingest import Ingestor
+from huiyi.store.ingest import Ingestor, uid_key
 from tests.builders import claude as cc
 from tests.builders import damage, dsh
 
@@ -33,13 +34,10 @@ def db_path() -> Path:
     return Huiyi().settings.db_path
 
 
-@pytest.fixture
-def history(isolated_home: Path) -> Path:
-    """A workspace with one Claude session whose transcript is gone and a dozen DSH sessions."""
-    repo = isolated_home / "acme"
-    (repo / ".git").mkdir(parents=True)
-    transcript = cc.write_transcript(
-        isolated_home / ".claude",
+def write_vanished(home: Path, repo: Path) -> Path:
+    """The Claude session whose transcript the fixture deletes (the same records every time)."""
+    return cc.write_transcript(
+        home / ".claude",
         str(repo),
         [
             cc.summary("Where the deploy key lives"),
@@ -49,6 +47,14 @@ def history(isolated_home: Path) -> Path:
             cc.assistant("备用密钥 stays in the staging vault, rotated monthly."),
         ],
     )
+
+
+@pytest.fixture
+def history(isolated_home: Path) -> Path:
+    """A workspace with one Claude session whose transcript is gone and a dozen DSH sessions."""
+    repo = isolated_home / "acme"
+    (repo / ".git").mkdir(parents=True)
+    transcript = write_vanished(isolated_home, repo)
     run("index")  # the vanished session is indexed first: it sits at the start of the file
     for n in range(FILLERS):
         words = " ".join(f"filler{n}x{i}" for i in range(150))
@@ -213,3 +219,47 @@ def test_the_messages_a_repair_salvages_count_toward_semantic_coverage(history: 
         )
     # three messages in each DSH session, four in the salvaged Claude session
     assert counters == counted == {str(history): FILLERS * 3 + 4}
+
+
+def test_events_salvaged_from_an_index_older_than_m007_know_their_records_again(
+    history: Path, isolated_home: Path, tmp_path: Path
+) -> None:
+    # before m007 an index kept each record id whole ("claude:<uuid>"); when such an index is
+    # damaged and its sessions salvaged, the record ids become keys as ingestion makes them,
+    # so a transcript that comes back (from a backup, say) is not indexed a second time
+    ids = {
+        text
+        for line in write_vanished(tmp_path, history).read_text().splitlines()
+        for text in _strings(json.loads(line))
+    }
+    with Huiyi() as hy, hy.conn:
+        whole = 0
+        for text in ids:
+            whole += hy.conn.execute(
+                "UPDATE events SET uid = ? WHERE uid = ?",
+                (f"claude:{text}", uid_key("claude", text)),
+            ).rowcount
+    assert whole == 2  # the two questions (the builder's replies carry no message id)
+    before = snapshot()
+    damage.truncate(db_path())
+    assert "salvaged 1 sessions (4 events)" in run("doctor", "--repair").output
+    with Huiyi() as hy:
+        keys = {uid_key("claude", text) for text in ids}
+        salvaged = [r[0] for r in hy.conn.execute("SELECT uid FROM events WHERE uid IS NOT NULL")]
+        assert sum(uid in keys for uid in salvaged) == 2
+        assert all(isinstance(uid, bytes) for uid in salvaged)
+
+    write_vanished(isolated_home, history)
+    run("index")
+    assert snapshot() == before
+
+
+def _strings(value: object) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)

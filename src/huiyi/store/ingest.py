@@ -567,7 +567,13 @@ def uid_key(source: str, uid: str) -> bytes:
     per pair (about 3e-8 among a million events); such an event would be taken for a copy
     and dropped. Migration m007 turned the text uids of earlier indexes into these keys.
     """
-    return hashlib.blake2b(f"{source}:{uid}".encode(), digest_size=8).digest()
+    return text_uid_key(f"{source}:{uid}")
+
+
+def text_uid_key(text_uid: str) -> bytes:
+    """The key of a uid kept whole before m007 (`source:uid`): a repair salvaging the events of
+    an older damaged index keys them as ingestion does now."""
+    return hashlib.blake2b(text_uid.encode(), digest_size=8).digest()
 
 
 def is_private_session(conn: sqlite3.Connection, session_id: str) -> bool:

@@ -29,7 +29,7 @@ from huiyi.errors import StoreError
 from huiyi.model import TEXT_KINDS, sql_kinds
 from huiyi.sources.base import Reader
 from huiyi.store import db, migrations, textindex, vectors
-from huiyi.store.ingest import Ingestor, Progress, SourceReport, spread_privacy
+from huiyi.store.ingest import Ingestor, Progress, SourceReport, spread_privacy, text_uid_key
 
 #: the kinds `sessions.event_count` counts: what "events" means in every total huiyi shows
 COUNTED_KINDS = sql_kinds(TEXT_KINDS)
@@ -511,10 +511,12 @@ class _Salvage:
                 if old_sid not in moved:
                     continue
                 sid, workspace = moved[old_sid]
-                _, _, kind, _, text, _, injected, _, _, indexed = event
+                _, _, kind, _, text, _, injected, _, uid, indexed = event
                 if not isinstance(text, str) or not isinstance(kind, str):
                     self._unreadable("events")  # a damaged row that still parsed
                     continue
+                if isinstance(uid, str):  # the damaged index predates m007's uid keys
+                    event[8] = text_uid_key(uid)
                 cur = self._insert(
                     conn,
                     "events",
