@@ -87,6 +87,19 @@ def session_by_sid(conn: sqlite3.Connection, sid: int) -> SessionRow | None:
     return _session(row) if row else None
 
 
+def sessions_by_sid(conn: sqlite3.Connection, sids: Sequence[int]) -> dict[int, SessionRow]:
+    """sid -> session for many sessions at once (a search looks up hundreds per call)."""
+    out: dict[int, SessionRow] = {}
+    for start in range(0, len(sids), 500):
+        part = list(sids[start : start + 500])
+        for row in conn.execute(
+            f"SELECT {SESSION_COLUMNS} FROM sessions WHERE sid IN ({','.join('?' * len(part))})",
+            part,
+        ):
+            out[row[0]] = _session(row)
+    return out
+
+
 def list_sessions(
     conn: sqlite3.Connection,
     *,
