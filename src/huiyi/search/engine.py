@@ -209,7 +209,8 @@ def search(
     found: dict[str, list[int]] = {}
     pending: Future[list[tuple[int, float]]] | None = None
     started = time.monotonic()
-    for name in wanted:
+    # the semantic layer first: its worker embeds while the other layers run
+    for name in sorted(wanted, key=lambda name: name != "semantic"):
         try:
             with _time_limit(conn, seconds):
                 if name == "semantic":
@@ -235,7 +236,8 @@ def search(
         order = [(rowid, float(depth - n)) for n, rowid in enumerate(rankings[ran[0]])]
     else:
         order = fusion.fuse(rankings)
-    found_by = {rowid: tuple(n for n in ran if rowid in set(rankings[n])) for rowid, _ in order}
+    held = {name: set(ranking) for name, ranking in rankings.items()}
+    found_by = {rowid: tuple(n for n in ran if rowid in held[n]) for rowid, _ in order}
     hits = hydrate(conn, order, flt, query, limit, found_by, visible)
     return SearchResult(hits, ran, notes)
 
