@@ -139,6 +139,18 @@ def test_a_stalled_embedder_costs_the_search_its_time_limit_not_its_answer(logs:
     assert "semantic layer dropped out: no answer within 0.2 s" in result.notes
 
 
+def test_no_thread_outlives_a_hybrid_search(logs: Path) -> None:
+    """An index started later forks its readers only while the process runs one thread."""
+    with make(logs) as hy:
+        before = threading.active_count()
+        assert hy.search("rollback migration", workspace="/w/a").layers == [
+            "lexical",
+            "fuzzy",
+            "semantic",
+        ]
+        assert threading.active_count() == before
+
+
 def test_fusion_rewards_agreement_between_layers() -> None:
     fused = fusion.fuse({"lexical": [1, 2, 3], "semantic": [3, 4, 1]})
     order = [rowid for rowid, _ in fused]

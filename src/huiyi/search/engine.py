@@ -11,11 +11,11 @@ the semantic layer joins a hybrid search only above a coverage gate.
 from __future__ import annotations
 
 import sqlite3
+import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import cache
 from itertools import islice
 from typing import TYPE_CHECKING
 
@@ -29,9 +29,7 @@ from huiyi.text.snippet import snippet
 from huiyi.text.tokenize import Query, parse_query
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future, ThreadPoolExecutor
-
-    from huiyi.search.semantic import Semantic
+    from huiyi.search.semantic import Scorer, Semantic
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,7 +205,7 @@ def search(
     visible = _Visible(conn, flt)
     depth = max(fusion.DEPTH, limit)
     found: dict[str, list[int]] = {}
-    pending: Future[list[tuple[int, float]]] | None = None
+    pending: _Beside | None = None
     started = time.monotonic()
     # the semantic layer first: its worker embeds while the other layers run
     for name in sorted(wanted, key=lambda name: name != "semantic"):
@@ -250,15 +248,37 @@ def _layer(
     return fuzzy.ranked(conn, text, flt.workspace, depth=depth * 2)
 
 
-@cache
-def _worker() -> ThreadPoolExecutor:
-    """The threads that rank semantic queries (two: the service answers searches in parallel).
+class _Beside:
+    """The semantic ranking of one search, run on a thread of its own.
 
-    Imported here: `concurrent.futures` loads `logging`, 25 ms a lexical CLI search need not
-    spend."""
-    from concurrent.futures import ThreadPoolExecutor
+    A thread per search rather than a pool: no thread outlives the search it served (an
+    index started later in the process forks its readers only while it runs no other thread,
+    `store.reading`), and a daemon thread stuck in an embedder never holds up the exit.
+    """
 
-    return ThreadPoolExecutor(max_workers=2, thread_name_prefix="huiyi-semantic")
+    def __init__(self, scorer: Scorer, text: str, depth: int) -> None:
+        self._ranked: list[tuple[int, float]] = []
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(
+            target=self._run, args=(scorer, text, depth), name="huiyi-semantic", daemon=True
+        )
+        self._thread.start()
+
+    def _run(self, scorer: Scorer, text: str, depth: int) -> None:
+        try:
+            self._ranked = scorer.ranked(text, depth=depth)
+        except BaseException as exc:  # handed to the searching thread, which raises it
+            self._error = exc
+
+    def result(self, timeout: float) -> list[tuple[int, float]]:
+        """The ranking; raises TimeoutError after `timeout` seconds, or what the ranking
+        raised."""
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            raise TimeoutError
+        if self._error is not None:
+            raise self._error
+        return self._ranked
 
 
 def _start_semantic(
@@ -269,8 +289,8 @@ def _start_semantic(
     hybrid: bool,
     notes: list[str],
     depth: int,
-) -> Future[list[tuple[int, float]]] | None:
-    """Check the coverage gate and read the vectors here; rank on the worker thread."""
+) -> _Beside | None:
+    """Check the coverage gate and read the vectors here; rank on a thread beside this one."""
     if semantic is None:
         notes.append("semantic layer: no embedder configured")
         return None
@@ -282,4 +302,4 @@ def _start_semantic(
         )
         return None
     scorer = semantic.scorer(conn, flt.workspace)
-    return _worker().submit(scorer.ranked, text, depth=depth * 3)
+    return _Beside(scorer, text, depth * 3)

@@ -6,6 +6,10 @@ rare those are; a compound (`snake_case_name`, `src/app/main.py`) matches either
 paths. A quoted query part is an exact phrase that every hit must contain. A lone CJK character
 becomes a prefix query over bigrams. The workspace filter is a token in the `scope` column, so
 FTS5 intersects it with the words instead of the caller filtering afterwards.
+
+The work per query is bounded whatever the size of the history: BM25 is computed only for the
+newest `WINDOW` matches and for every passage holding a rare part of the query, with the same
+scores FTS5 gives them in an unbounded query (`_first_page`).
 """
 
 from __future__ import annotations
