@@ -55,6 +55,19 @@ def test_an_old_passage_with_a_rare_word_is_found_behind_newer_common_matches(
     assert (hits[0].session_id, hits[0].seq) == ("/w/a-s0", 0)
 
 
+def test_reading_past_the_first_page_brings_every_other_match_once(
+    tmp_path: Path, window: int
+) -> None:
+    texts = [f"{COMMON[n % 8]} note {n}" for n in range(300)]
+    with _index(tmp_path / "logs", texts) as hy:
+        ranked = [r for r, _ in lexical.ranked(hy.conn, parse_query("deploy cache"), "/w/a")]
+        matches = hy.conn.execute(
+            "SELECT id FROM events WHERE text LIKE 'deploy %' OR text LIKE 'cache %' ORDER BY id"
+        ).fetchall()
+    assert len(ranked) == len(set(ranked)) == len(matches) == 76
+    assert set(ranked[:window]) == {r for (r,) in matches[-window:]}  # the window comes first
+
+
 def _first_page(hy: Huiyi, text: str) -> list[tuple[int, float]]:
     query = parse_query(text)
     match = lexical.match_expression(query, "/w/a")

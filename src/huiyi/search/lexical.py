@@ -196,7 +196,7 @@ def ranked(
         head.sort(key=lambda item: item[1], reverse=True)
         scored = head + tail
     yield from scored
-    if len(first) < page:
+    if plain and len(first) < page:
         return
     seen = {rowid for rowid, _ in first}
     offset = len(first) if plain else 0
