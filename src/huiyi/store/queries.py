@@ -87,6 +87,19 @@ def session_by_sid(conn: sqlite3.Connection, sid: int) -> SessionRow | None:
     return _session(row) if row else None
 
 
+def sessions_by_sid(conn: sqlite3.Connection, sids: Sequence[int]) -> dict[int, SessionRow]:
+    """sid -> session for many sessions at once (a search looks up hundreds per call)."""
+    out: dict[int, SessionRow] = {}
+    for start in range(0, len(sids), 500):
+        part = list(sids[start : start + 500])
+        for row in conn.execute(
+            f"SELECT {SESSION_COLUMNS} FROM sessions WHERE sid IN ({','.join('?' * len(part))})",
+            part,
+        ):
+            out[row[0]] = _session(row)
+    return out
+
+
 def list_sessions(
     conn: sqlite3.Connection,
     *,
@@ -240,18 +253,70 @@ def events_by_rowid(
     return out
 
 
+#: the full-text index's BM25 as huiyi ranks by it: `whole` compounds count double, `scope` not
+_BM25 = "bm25(event_fts, 1.0, 2.0, 0.0)"
+
+
 def fts_match(
-    conn: sqlite3.Connection, match: str, *, limit: int, offset: int = 0
+    conn: sqlite3.Connection,
+    match: str,
+    *,
+    limit: int,
+    offset: int = 0,
+    min_rowid: int | None = None,
 ) -> list[tuple[int, float]]:
-    """(event rowid, bm25 score; lower is better) for an FTS5 match expression."""
+    """(event rowid, bm25 score; lower is better) for an FTS5 match expression, best first;
+    with `min_rowid`, only rows from it on are scored (FTS5 seeks to it)."""
+    where, params = ("", ()) if min_rowid is None else (" AND rowid >= ?", (min_rowid,))
     return [
         (int(r[0]), float(r[1]))
         for r in conn.execute(
-            "SELECT rowid, bm25(event_fts, 1.0, 2.0, 0.0) AS score FROM event_fts "
-            "WHERE event_fts MATCH ? ORDER BY score LIMIT ? OFFSET ?",
-            (match, limit, offset),
+            f"SELECT rowid, {_BM25} AS score FROM event_fts "
+            f"WHERE event_fts MATCH ?{where} ORDER BY score LIMIT ? OFFSET ?",
+            (match, *params, limit, offset),
         )
     ]
+
+
+def fts_scores(conn: sqlite3.Connection, match: str, lowest: int, highest: int) -> dict[int, float]:
+    """rowid -> bm25 score of every row from `lowest` to `highest` matching `match`."""
+    return {
+        int(rowid): float(score)
+        for rowid, score in conn.execute(
+            f"SELECT rowid, {_BM25} FROM event_fts "
+            "WHERE event_fts MATCH ? AND rowid BETWEEN ? AND ?",
+            (match, lowest, highest),
+        )
+    }
+
+
+def in_workspace(conn: sqlite3.Connection, rowids: Sequence[int], workspace: str) -> set[int]:
+    """Which of these events belong to a session of `workspace`."""
+    out: set[int] = set()
+    for start in range(0, len(rowids), 500):
+        part = list(rowids[start : start + 500])
+        out.update(
+            rowid
+            for (rowid,) in conn.execute(
+                # CROSS JOIN keeps the events outermost: by the workspace first, SQLite would
+                # walk every event of it
+                "SELECT e.id FROM events e CROSS JOIN sessions s ON s.sid = e.sid "
+                f"WHERE e.id IN ({','.join('?' * len(part))}) AND s.workspace = ?",
+                [*part, workspace],
+            )
+        )
+    return out
+
+
+def workspace_share(conn: sqlite3.Connection, workspace: str) -> float:
+    """The workspace's share of the conversation in the index, from the coverage counters
+    (migration m005): no count over the history."""
+    mine, everywhere = conn.execute(
+        "SELECT coalesce(sum(CASE WHEN workspace = ? THEN n END), 0), coalesce(sum(n), 0) "
+        "FROM embed_coverage WHERE model = ''",
+        (workspace,),
+    ).fetchone()
+    return int(mine) / int(everywhere) if everywhere else 1.0
 
 
 def recent_turns(conn: sqlite3.Connection, workspace: str, *, limit: int) -> list[tuple[str, str]]:
@@ -276,9 +341,22 @@ def fuzzy_postings(
     The cap bounds the work whatever the size of the history: a trigram found in more than
     `cap` rows is common, and the caller learns that from getting all `cap` of them.
     """
+    return _newest(conn, "event_fuzzy", matches, cap)
+
+
+def fts_postings(
+    conn: sqlite3.Connection, matches: Sequence[str], *, cap: int
+) -> list[tuple[int, int]]:
+    """`fuzzy_postings` over the full-text index: the newest `cap` rows of each expression."""
+    return _newest(conn, "event_fts", matches, cap)
+
+
+def _newest(
+    conn: sqlite3.Connection, table: str, matches: Sequence[str], cap: int
+) -> list[tuple[int, int]]:
     if not matches:
         return []
-    one = "SELECT * FROM (SELECT {n}, rowid FROM event_fuzzy WHERE event_fuzzy MATCH ? " + (
+    one = f"SELECT * FROM (SELECT {{n}}, rowid FROM {table} WHERE {table} MATCH ? " + (
         "ORDER BY rowid DESC LIMIT ?)"
     )
     sql = " UNION ALL ".join(one.format(n=n) for n in range(len(matches)))

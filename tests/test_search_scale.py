@@ -1,0 +1,169 @@
+"""Search stays right and bounded when a query's words are in a large part of the history.
+
+FTS5 computes BM25 for every match before it keeps the best, so the lexical layer scores only
+the newest `lexical.WINDOW` matches plus every passage holding a rare word of the query. These
+tests shrink the window so that a small history plays the part of a large one.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from huiyi import Huiyi
+from huiyi.search import lexical
+from huiyi.store import queries
+from huiyi.text.tokenize import parse_query
+from tests.builders.lines import LineReader, write
+
+COMMON = "deploy config port cache retry build test release".split()
+RARE = "zymurgy quokka fjord".split()
+
+
+def _index(root: Path, texts: list[str], cwd: str = "/w/a") -> Huiyi:
+    root.mkdir(exist_ok=True)
+    write(
+        root / f"{cwd.strip('/').replace('/', '-')}.log",
+        *(
+            {"s": f"{cwd}-s{n // 100}", "q": n % 100, "t": t, "cwd": cwd}
+            for n, t in enumerate(texts)
+        ),
+    )
+    hy = Huiyi(embedder="none")
+    hy.index(readers=[LineReader(root)])
+    return hy
+
+
+@pytest.fixture
+def window(monkeypatch: pytest.MonkeyPatch) -> int:
+    monkeypatch.setattr(lexical, "WINDOW", 20)
+    return 20
+
+
+def test_an_old_passage_with_a_rare_word_is_found_behind_newer_common_matches(
+    tmp_path: Path, window: int
+) -> None:
+    texts = [
+        "the zymurgy notes mention deploy once",
+        *(f"deploy config note {n}" for n in range(300)),
+    ]
+    with _index(tmp_path / "logs", texts) as hy:
+        hits = hy.search("zymurgy deploy", workspace="/w/a", layers=("lexical",)).hits
+    assert (hits[0].session_id, hits[0].seq) == ("/w/a-s0", 0)
+
+
+def test_reading_past_the_first_page_brings_every_other_match_once(
+    tmp_path: Path, window: int
+) -> None:
+    texts = [f"{COMMON[n % 8]} note {n}" for n in range(300)]
+    with _index(tmp_path / "logs", texts) as hy:
+        ranked = [r for r, _ in lexical.ranked(hy.conn, parse_query("deploy cache"), "/w/a")]
+        matches = hy.conn.execute(
+            "SELECT id FROM events WHERE text LIKE 'deploy %' OR text LIKE 'cache %' ORDER BY id"
+        ).fetchall()
+    assert len(ranked) == len(set(ranked)) == len(matches) == 76
+    assert set(ranked[:window]) == {r for (r,) in matches[-window:]}  # the window comes first
+
+
+def _first_page(hy: Huiyi, text: str) -> list[tuple[int, float]]:
+    query = parse_query(text)
+    match = lexical.match_expression(query, "/w/a")
+    assert match is not None
+    return lexical._first_page(hy.conn, query, "/w/a", match, 10_000)[0]
+
+
+def test_the_bounded_candidates_are_ranked_exactly_as_plain_bm25_ranks_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, window: int
+) -> None:
+    """The candidates are the newest `WINDOW` matches and every holder of a word found in
+    fewer passages than that; each gets the very BM25 score the unbounded query gives it."""
+    rng = random.Random(7)
+    texts = [
+        " ".join(rng.choice(COMMON) for _ in range(rng.randint(2, 9)))
+        + (f" {rng.choice(RARE)}" * rng.randint(1, 2) if rng.random() < 0.04 else "")
+        for _ in range(400)
+    ]
+    with _index(tmp_path / "logs", texts) as hy:
+        held = {
+            rowid: lexical.indexed_tokens(text)
+            for rowid, text in hy.conn.execute("SELECT id, text FROM events ORDER BY id")
+        }
+        for _ in range(40):
+            words = rng.sample([*COMMON, *RARE], rng.randint(1, 4))
+            matches = sorted((r for r, toks in held.items() if toks & set(words)), reverse=True)
+            rare = {w for w in words if sum(w in toks for toks in held.values()) < window}
+            expected_set = set(matches[:window]) | {r for r in matches if held[r] & rare}
+            bounded = _first_page(hy, " ".join(words))
+            monkeypatch.setattr(lexical, "WINDOW", 10**6)
+            plain = _first_page(hy, " ".join(words))
+            monkeypatch.setattr(lexical, "WINDOW", window)
+            assert len(plain) == len(matches)
+            expected = [(r, s) for r, s in plain if r in expected_set]
+            assert [r for r, _ in bounded] == [r for r, _ in expected], words
+            assert [s for _, s in bounded] == pytest.approx([s for _, s in expected]), words
+
+
+def _scored_rows(hy: Huiyi, monkeypatch: pytest.MonkeyPatch, text: str) -> int:
+    """How many rows the lexical layer had FTS5 compute BM25 for."""
+    counted = 0
+    real = queries.fts_scores
+
+    def counting(*args: object, **kwargs: object) -> dict[int, float]:
+        nonlocal counted
+        found = real(*args, **kwargs)  # type: ignore[arg-type]
+        counted += len(found)
+        return found
+
+    monkeypatch.setattr(queries, "fts_scores", counting)
+    hy.search(text, workspace="/w/a", layers=("lexical",))
+    monkeypatch.setattr(queries, "fts_scores", real)
+    return counted
+
+
+def test_the_rows_scored_do_not_grow_with_the_history(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, window: int
+) -> None:
+    def history(n: int) -> Iterator[str]:
+        for i in range(n):
+            yield "the quokka ran once" if i == 3 else f"{COMMON[i % 8]} {COMMON[(i + 3) % 8]}"
+
+    counts = []
+    for size in (200, 1_600):
+        with _index(tmp_path / f"logs{size}", list(history(size))) as hy:
+            counts.append(_scored_rows(hy, monkeypatch, "deploy retry quokka"))
+    # the window of the newest matches, and the one old passage with the rare word (scored
+    # twice: with the whole query and the rare word doubled, then with the rare word alone)
+    assert counts == [window + 2, window + 2]
+
+
+def test_a_workspace_holding_most_of_the_index_sees_only_its_own_passages(
+    tmp_path: Path,
+) -> None:
+    """Past a share of the index, the layers look words up without the workspace's scope
+    token and drop other workspaces' passages afterwards: a newer workspace with more and
+    better matches than the fuzzy layer keeps candidates must not crowd this one out."""
+    root = tmp_path / "logs"
+    root.mkdir()
+    mine = ["the retry policy uses exponential backoff", *(f"cache note {n}" for n in range(600))]
+    theirs = ["retry policy backoff"] * 250
+    write(
+        root / "a.log", *({"s": "mine", "q": n, "t": t, "cwd": "/w/a"} for n, t in enumerate(mine))
+    )
+    write(
+        root / "b.log",
+        *({"s": "theirs", "q": n, "t": t, "cwd": "/w/b"} for n, t in enumerate(theirs)),
+    )
+    with Huiyi(embedder="none") as hy:
+        hy.index(readers=[LineReader(root)])
+        assert queries.workspace_share(hy.conn, "/w/a") > 0.7
+        for query, layers in (
+            ("retry policy backoff", ("lexical",)),
+            ("retyr polcy backof", ("fuzzy",)),
+            ("retry policy backoff", None),
+        ):
+            hits = hy.search(query, workspace="/w/a", layers=layers).hits
+            assert hits and {h.session_id for h in hits} == {"mine"}, (query, layers)
+            assert hits[0].seq == 0
