@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from bench_index import generate  # the same generated DSH history as the index benchmark
-from bench_startup import burning  # busy processes, as in the start-up benchmark
+from bench_startup import burning, scratch_env  # as in the start-up benchmark
 from report import print_numbers
 
 #: this checkout's huiyi (and its tests' helpers), whatever the venv has installed
@@ -166,15 +166,7 @@ def main() -> None:
             workspaces=1,
             workspace_root=str(root),
         )
-        env = {
-            "PATH": os.environ.get("PATH", ""),
-            "HOME": str(root),
-            "HUIYI_HOME": str(root / "huiyi"),
-            "DSH_HOME": str(root / "dsh"),
-            "CODEX_HOME": str(root / "codex"),
-            "HUIYI_EMBEDDER": "none",
-            "PYTHONPATH": str(SRC),
-        }
+        env = scratch_env(root)
         settings = Settings.from_env(env)
         transcript = transcript_path(root / ".claude", str(project))
         grow(transcript, str(project), -1)

@@ -124,6 +124,20 @@ def stop_service(env: dict[str, str]) -> None:
         time.sleep(0.01)
 
 
+def scratch_env(root: Path) -> dict[str, str]:
+    """The environment of huiyi run against a scratch HOME under `root`: this checkout's `src`,
+    every harness's home and huiyi's own under `root`, no embedding model."""
+    return {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(root),
+        "HUIYI_HOME": str(root / "huiyi"),
+        "DSH_HOME": str(root / "dsh"),
+        "CODEX_HOME": str(root / "codex"),
+        "HUIYI_EMBEDDER": "none",
+        "PYTHONPATH": str(SRC),
+    }
+
+
 @contextlib.contextmanager
 def burning(count: int) -> Iterator[None]:
     """`count` processes spinning on a core each, for the duration."""
@@ -334,15 +348,7 @@ def main() -> None:
         workspace = root / "ws0"
         workspace.mkdir()
         errlog = root / "stderr.log"
-        env = {
-            "PATH": os.environ.get("PATH", ""),
-            "HOME": str(root),
-            "HUIYI_HOME": str(root / "huiyi"),
-            "DSH_HOME": str(root / "dsh"),
-            "CODEX_HOME": str(root / "codex"),
-            "HUIYI_EMBEDDER": "none",  # the model is not part of starting up
-            "PYTHONPATH": str(SRC),
-        }
+        env = scratch_env(root)  # no model: it is not part of starting up
         # index once, so every way's first call reads the same up-to-date index
         subprocess.run(
             [sys.executable, "-m", "huiyi", "index"], env=env, check=True, capture_output=True
