@@ -198,9 +198,7 @@ class _Views:
             outcome, data = await self.index.run(apply)
         except HuiyiError as exc:
             return HTMLResponse(_refusal(exc), status_code=400)
-        word = page.words("memory.saved" if outcome.ok else "memory.refused")
-        text = safe(outcome.message)
-        notice = message(f"{word} — {text}", ok=outcome.ok)
+        notice = message(safe(outcome.message), ok=outcome.ok)  # the core's own words
         return HTMLResponse(memory.panel(page, data, notice))
 
     # -- history -------------------------------------------------------------------------
