@@ -23,7 +23,15 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/mypy
 
-test: lint
+# The browser tests drive Debian's chromium (never Playwright's own download); a CJK font
+# makes their screenshots legible.
+CHROMIUM := /usr/bin/chromium
+
+$(CHROMIUM):
+	@command -v apt-get >/dev/null 2>&1 || { echo "the browser tests need Debian's chromium at $(CHROMIUM) (apt-get install chromium)"; exit 1; }
+	apt-get install -y chromium fonts-wqy-microhei || { apt-get update && apt-get install -y chromium fonts-wqy-microhei; }
+
+test: lint $(CHROMIUM)
 	$(BIN)/pytest
 
 bench: $(STAMP)
@@ -33,6 +41,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_hooks.py
 	$(BIN)/python benchmarks/bench_redact.py
 	$(BIN)/python benchmarks/bench_config.py
+	$(BIN)/python benchmarks/bench_web.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info

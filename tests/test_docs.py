@@ -164,7 +164,7 @@ def test_the_docs_name_only_commands_and_options_the_cli_has() -> None:
     ("words", "problem"),
     [
         (["hooks", "claude-code"], "`huiyi hooks` is not a command"),
-        (["web"], "`huiyi web` is not a command"),
+        (["webui"], "`huiyi webui` is not a command"),
         (["memory", "show|edit"], "`huiyi memory edit` is not a command"),
         (["search", "x", "--everything"], "`huiyi search` has no option --everything"),
     ],

@@ -25,10 +25,12 @@ LAYERS: list[frozenset[str]] = [
             "cli_mcp",
             "cli_memory",
             "cli_read",
+            "cli_web",
         }
     ),
     frozenset({"cli_common"}),
     frozenset({"cli_text"}),
+    frozenset({"web"}),
     frozenset({"integrations"}),
     frozenset({"eval"}),
     frozenset({"api", "doctor"}),

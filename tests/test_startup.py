@@ -158,7 +158,7 @@ def test_every_listed_command_loads_and_shows_the_same_line() -> None:
         command = main.get_command(ctx, name)
         assert command is not None and command.name == name
         assert command.get_short_help_str() == entry.help
-    assert main.get_command(ctx, "web") is None
+    assert main.get_command(ctx, "webui") is None
 
 
 def test_a_lexical_search_imports_only_its_command_and_nothing_heavy(project: Path) -> None:

@@ -302,10 +302,14 @@ class Huiyi:
         limit: int = 10,
         include_subagents: bool = True,
         layers: Sequence[str] | None = None,
+        sources: Sequence[str] | None = None,
+        since: int | None = None,
+        until: int | None = None,
     ) -> SearchResult:
         """Ranked hits for `query` in one workspace (default: the current directory's).
 
         `layers=None` fuses lexical, fuzzy and semantic search; `("lexical",)` etc. runs one.
+        `sources` (harness names) and `since`/`until` (epoch ms) narrow what may be returned.
         A layer that found the index damaged drops out and a note names `huiyi doctor
         --repair`; damage met outside the layers is a `StoreError` that names it too.
         """
@@ -316,6 +320,9 @@ class Huiyi:
         flt = Filter(
             workspace=self._workspace(workspace, all_workspaces),
             include_subagents=include_subagents,
+            sources=frozenset(sources) if sources else None,
+            since=since,
+            until=until,
         )
         semantic = self.semantic if layers is None or "semantic" in layers else None
         conn, path = self.conn, self.settings.db_path
@@ -344,6 +351,10 @@ class Huiyi:
             limit=limit,
         )
         return [r.session for r in rows]
+
+    def workspaces(self) -> list[str]:
+        """Workspaces with visible sessions, most recently active first."""
+        return queries.workspaces(self.conn)
 
     def session(self, session_id: str) -> Session:
         return self._visible_session(session_id).session
@@ -472,6 +483,33 @@ class Huiyi:
                 "embeddable": embeddable,
             },
         )
+
+    def status(self) -> dict[str, Any]:
+        """What a person glances at (the web page's Status view): where logs were looked for,
+        sessions, events and bad lines by reason per source, embedding coverage, index size,
+        when a log was last read, and the memory files. Doctor's counts without its integrity
+        checks, which read the whole file (seconds on a large index)."""
+        from huiyi import doctor
+        from huiyi.store import maintenance
+
+        sources = doctor.sources_found(self.settings)
+        for name, counts in maintenance.per_source(self.conn).items():
+            sources.setdefault(name, {"roots": []}).update(counts)
+        embedded, embeddable = self.coverage(all_workspaces=True)
+        semantic = self.semantic
+        return {
+            "home": str(self.settings.home),
+            "index": str(self.settings.db_path),
+            "index_bytes": doctor.index_bytes(self.settings.db_path),
+            "last_indexed": maintenance.last_indexed(self.conn),
+            **maintenance.totals(self.conn),
+            "sources": sources,
+            "embeddings": {
+                "model": semantic.model if semantic else None,
+                "embedded": embedded,
+                "embeddable": embeddable,
+            },
+        }
 
     def repair(
         self,

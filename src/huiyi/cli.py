@@ -60,6 +60,9 @@ COMMANDS: dict[str, Entry] = {
         "What was found, index health and integrity; --repair mends it.",
     ),
     "forget": Entry("huiyi.cli_index:forget", "Remove a session (or a workspace) from the index."),
+    "web": Entry(
+        "huiyi.cli_web:web", "Serve the local web page: memory, search, sessions, status."
+    ),
     "eval": Entry(
         "huiyi.cli_eval:eval_cmd", "Score search (or the recall gate) on a labelled set."
     ),

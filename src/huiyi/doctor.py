@@ -27,6 +27,19 @@ def _size(path: Path) -> int:
     return total
 
 
+def sources_found(settings: Settings) -> dict[str, dict[str, Any]]:
+    """Per harness, the folders its logs were looked for in and whether each exists."""
+    return {
+        reader.source: {"roots": [{"path": str(r), "exists": r.is_dir()} for r in reader.roots()]}
+        for reader in default_readers(settings)
+    }
+
+
+def index_bytes(path: Path) -> int:
+    """The index's size on disk, its WAL and shared-memory files included."""
+    return _size(path)
+
+
 def report(
     settings: Settings,
     health: Health,
@@ -40,10 +53,7 @@ def report(
     `totals` and `per_source` are None when the index is too damaged to count: the report then
     says what is wrong (`problem`) and still lists where the logs were looked for.
     """
-    sources: dict[str, dict[str, Any]] = {}
-    for reader in default_readers(settings):
-        roots = [{"path": str(r), "exists": r.is_dir()} for r in reader.roots()]
-        sources[reader.source] = {"roots": roots}
+    sources = sources_found(settings)
     for name, counts in (per_source or {}).items():
         sources.setdefault(name, {"roots": []}).update(counts)
     counted = totals or {}

@@ -84,15 +84,18 @@ class Memory:
         *,
         scan: bool = True,
         after_read: AfterRead | None = None,
+        exact: bool = False,
     ) -> Outcome:
         """Apply operations as one all-or-nothing change.
 
         `scan=False` is for a person's own edits (the web page): budgeted, not scanned.
+        `exact=True` (the web page too): each `old_text` is a whole entry as the person saw
+        it; if it changed meanwhile the change is refused, never applied to the new text.
         `after_read` is a test seam called between reading and writing the files.
         """
         stores = {t: self.store(t) for t in dict.fromkeys(op.target for op in operations)}
         return ops.run_operations(
-            stores, operations, scan=scan, now=self.clock(), after_read=after_read
+            stores, operations, scan=scan, now=self.clock(), after_read=after_read, exact=exact
         )
 
     def _target(self, target: Target | str) -> Target:

@@ -46,6 +46,11 @@ from huiyi.safety import threats
 from huiyi.safety.redact import redact
 
 ACTIONS = ("add", "replace", "remove")
+#: the refusal of an exact edit whose entry changed since the editor saw it
+CHANGED = (
+    "refused: this entry was changed or removed meanwhile (by the model, another window or "
+    "an editor); nothing was saved. Look at its current text and edit that"
+)
 PREVIEW_CHARS = 70
 MAX_CANDIDATES = 6
 
@@ -67,7 +72,8 @@ class Outcome:
     ok: bool
     message: str
     changed: bool = False
-    #: why it was refused: bad_argument, no_match, ambiguous, overflow, threat, damaged
+    #: why it was refused: bad_argument, no_match, ambiguous, overflow, threat, damaged,
+    #: changed
     reason: str | None = None
     rule: str | None = None
     usage: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -323,8 +329,12 @@ def plan_operations(
     stores: dict[Target, Store],
     operations: Sequence[Operation],
     now: int,
+    *,
+    exact: bool = False,
 ) -> Callable[[dict[Target, Snapshot]], Plan[Outcome]]:
-    """The transaction plan for already-validated operations."""
+    """The transaction plan for already-validated operations. `exact`: each `old_text` is a
+    whole entry as the caller last saw it, and an operation whose entry is no longer there
+    word for word is refused (`changed`) rather than matched as a piece of another one."""
     many = len(operations) > 1
 
     def plan(snapshots: dict[Target, Snapshot]) -> Plan[Outcome]:
@@ -335,6 +345,8 @@ def plan_operations(
             if snap.damage:
                 return Plan(_refusal("damaged", damaged_message(stores[op.target], snap)))
             state = states.setdefault(op.target, _State(list(snap.entries), list(snap.archived)))
+            if exact and op.old_text is not None and op.old_text not in state.entries:
+                return Plan(_refusal("changed", CHANGED, snapshots))
             try:
                 verbs.append(_apply_one(state, op, ""))
             except OperationError as exc:
@@ -416,6 +428,7 @@ def run_operations(
     scan: bool,
     now: int,
     after_read: AfterRead | None = None,
+    exact: bool = False,
 ) -> Outcome:
     """Check arguments, then the budget, then scan, then apply `operations` as one
     all-or-nothing transaction. The budget comes before the scan: a write that cannot fit is
@@ -435,4 +448,5 @@ def run_operations(
         except ThreatRefused as exc:
             return Outcome(False, exc.message, reason="threat", rule=exc.rule)
     involved = [stores[t] for t in dict.fromkeys(op.target for op in checked)]
-    return transact(involved, plan_operations(stores, checked, now), after_read=after_read)
+    plan = plan_operations(stores, checked, now, exact=exact)
+    return transact(involved, plan, after_read=after_read)

@@ -41,16 +41,31 @@ class Filter:
     include_subagents: bool = True
     #: when set, only these sessions (an agent whose workspace is unknown: its own session)
     only_sessions: frozenset[str] | None = None
+    #: a person's narrowing (the web page's filters): these harnesses only, and events from
+    #: `since` up to `until` (epoch ms, either end open)
+    sources: frozenset[str] | None = None
+    since: int | None = None
+    until: int | None = None
 
     def admits(self, session: Session) -> bool:
         """The one visibility rule: never a private session; then workspace, the sessions
-        asked for or left out, and subagents only on request."""
+        asked for or left out, and subagents only on request; then a person's narrowing (a
+        session active wholly outside the time range holds no event inside it)."""
         return (
             not session.is_private
             and session.id not in self.exclude_sessions
             and (self.include_subagents or not session.is_subagent)
             and (self.workspace is None or session.workspace == self.workspace)
             and (self.only_sessions is None or session.id in self.only_sessions)
+            and (self.sources is None or session.source in self.sources)
+            and (self.since is None or session.updated >= self.since)
+            and (self.until is None or session.created <= self.until)
+        )
+
+    def admits_time(self, time: int) -> bool:
+        """Whether an event at `time` lies in the time range asked for."""
+        return (self.since is None or time >= self.since) and (
+            self.until is None or time <= self.until
         )
 
 
@@ -117,7 +132,7 @@ def hydrate(
                 continue
             sid, event = found[rowid]
             row = visible.get(sid)
-            if row is None:
+            if row is None or not flt.admits_time(event.time):
                 continue
             # redact the whole text first, then cut: a snippet must never hold half a secret
             clean = redact(event.text)

@@ -174,6 +174,12 @@ def per_source(conn: sqlite3.Connection) -> dict[str, dict[str, Any]]:
     return sources
 
 
+def last_indexed(conn: sqlite3.Connection) -> int | None:
+    """When a log was last read into the index (epoch ms), None before the first index."""
+    row = conn.execute("SELECT max(indexed_at) FROM files").fetchone()
+    return int(row[0]) if row and row[0] is not None else None
+
+
 # -- forgetting --------------------------------------------------------------------------------
 
 

@@ -128,6 +128,16 @@ def list_sessions(
     return [_session(r) for r in conn.execute(sql, params)]
 
 
+def workspaces(conn: sqlite3.Connection) -> list[str]:
+    """Workspaces holding a visible (non-private) session with events, most recently active
+    first: a workspace of private sessions only is not named."""
+    sql = (
+        "SELECT workspace FROM sessions WHERE event_count > 0 AND is_private = 0 "
+        "GROUP BY workspace ORDER BY max(coalesce(updated, created, 0)) DESC"
+    )
+    return [row[0] for row in conn.execute(sql)]
+
+
 EVENT_COLUMNS = "seq, time, kind, role, text, surface, injected, tool_name"
 
 

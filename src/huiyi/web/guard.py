@@ -1,0 +1,173 @@
+"""Who may talk to the web page, as one ASGI middleware in front of every route.
+
+The page shows a person's whole history and edits their memory, and a localhost port is open
+to every process of every user on the machine and, through DNS rebinding, to any web page the
+browser visits. So every request, in this order:
+
+1. must name this server in `Host`: a loopback name or address with this port
+   (`http_auth.host_checks`, every spelling), else 403. A rebinding page reaches us under its
+   own name and is refused before anything else is looked at;
+2. must carry this start's key: `?key=` (the URL `huiyi web` prints) sets an HttpOnly,
+   SameSite=Strict cookie and redirects to the same address without the key (so it stays out
+   of the history and of `Referer`); later requests carry the cookie. Without either, 401 and
+   no redirect. The key is random per start, so a restart makes every old URL and cookie fail;
+   the cookie's name carries the port, so two pages on two ports do not overwrite each other;
+3. when it changes something (any method but GET and HEAD), must come from this page: an
+   `Origin` header naming this server and the start's CSRF token in `X-CSRF-Token` (the page's
+   script sends it; a cross-site form cannot set a header), else 403.
+
+Every response carries a strict Content-Security-Policy (scripts, styles, images and
+connections from this server only, no inline script, no framing) and headers that keep the
+page out of caches, frames and referrers. Comparisons of secrets are constant-time.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from collections.abc import Iterable
+from http.cookies import CookieError, SimpleCookie
+from typing import TYPE_CHECKING
+from urllib.parse import parse_qsl, urlencode
+
+from huiyi.integrations.http_auth import host_checks
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+__all__ = ["CSP", "KEY_PARAM", "Guard"]
+
+#: the query parameter that carries the start's key
+KEY_PARAM = "key"
+#: the Content-Security-Policy of every response
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+    "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+)
+_HEADERS: list[tuple[bytes, bytes]] = [
+    (b"content-security-policy", CSP.encode("ascii")),
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"cache-control", b"no-store"),
+    (b"cross-origin-opener-policy", b"same-origin"),
+    (b"cross-origin-resource-policy", b"same-origin"),
+]
+_SAFE_METHODS = frozenset({"GET", "HEAD"})
+
+
+class Guard:
+    """ASGI middleware: Host, key and (for changes) Origin + CSRF checks; security headers."""
+
+    def __init__(self, app: ASGIApp, *, host: str, port: int) -> None:
+        hosts = host_checks(host, port)
+        if hosts is None:
+            raise ValueError(f"the web page binds a loopback address, not {host}")
+        self.app = app
+        self.hosts = frozenset(h.lower() for h in hosts)
+        self.origins = frozenset(f"http://{h}" for h in self.hosts)
+        self.key = secrets.token_urlsafe(32)
+        self.csrf = secrets.token_urlsafe(32)
+        self.cookie = f"huiyi-web-{port}"
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self.app(scope, receive, send)
+            return
+        if scope["type"] != "http":  # no websockets here
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        headers = _headers(scope)
+        if _one(headers, b"host").lower() not in self.hosts:
+            await _refuse(send, 403, "This page answers only at the address huiyi web printed.")
+            return
+        given = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
+        if self._matches(given.get(KEY_PARAM)):
+            await self._enter(scope, send, given)
+            return
+        if not self._matches(_cookie(headers, self.cookie)):
+            await _refuse(
+                send,
+                401,
+                "Open the address `huiyi web` printed when it started: it carries this "
+                "start's key (a restart makes a new one).",
+            )
+            return
+        if scope["method"] not in _SAFE_METHODS and not self._from_page(headers):
+            await _refuse(send, 403, "Changes are accepted only from this page itself.")
+            return
+
+        async def secured(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", ()), *_HEADERS]}
+            await send(message)
+
+        await self.app(scope, receive, secured)
+
+    def _matches(self, value: str | None) -> bool:
+        return value is not None and hmac.compare_digest(value.encode(), self.key.encode())
+
+    def _from_page(self, headers: list[tuple[bytes, bytes]]) -> bool:
+        """An Origin of this server and this start's CSRF token, each exactly once."""
+        origin = _one(headers, b"origin")
+        token = _one(headers, b"x-csrf-token")
+        return origin.lower() in self.origins and hmac.compare_digest(
+            token.encode(), self.csrf.encode()
+        )
+
+    async def _enter(self, scope: Scope, send: Send, given: dict[str, str]) -> None:
+        """Trade the key in the URL for the cookie, and go to the same address without it."""
+        rest = urlencode([(k, v) for k, v in given.items() if k != KEY_PARAM])
+        location = scope["path"] + (f"?{rest}" if rest else "")
+        cookie = f"{self.cookie}={self.key}; Path=/; HttpOnly; SameSite=Strict"
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 303,
+                "headers": [
+                    (b"location", location.encode("utf-8")),
+                    (b"set-cookie", cookie.encode("ascii")),
+                    (b"content-length", b"0"),
+                    *_HEADERS,
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": b""})
+
+
+def _headers(scope: Scope) -> list[tuple[bytes, bytes]]:
+    return [(bytes(k).lower(), bytes(v)) for k, v in scope.get("headers", ())]
+
+
+def _one(headers: Iterable[tuple[bytes, bytes]], name: bytes) -> str:
+    """The header's value when it is sent exactly once, else "" (never matches)."""
+    values = [v for k, v in headers if k == name]
+    return values[0].decode("latin-1").strip() if len(values) == 1 else ""
+
+
+def _cookie(headers: Iterable[tuple[bytes, bytes]], name: str) -> str | None:
+    jar: SimpleCookie = SimpleCookie()
+    for key, value in headers:
+        if key == b"cookie":
+            try:
+                jar.load(value.decode("latin-1"))
+            except CookieError:
+                return None
+    morsel = jar.get(name)
+    return morsel.value if morsel is not None else None
+
+
+async def _refuse(send: Send, status: int, text: str) -> None:
+    body = text.encode("utf-8")
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"text/plain; charset=utf-8"),
+                (b"content-length", str(len(body)).encode("ascii")),
+                *_HEADERS,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
