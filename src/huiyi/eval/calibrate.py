@@ -164,16 +164,19 @@ def _grid(lo: float, hi: float, step: float) -> list[float]:
     return [round(lo + i * step, 4) for i in range(n + 1)] + [NEVER]
 
 
-#: a floor no evidence reaches (the layer never vouches alone)
+#: a floor no evidence reaches (the layer never vouches alone; `null` in floors.json)
 NEVER = 99.0
+#: what `fit` returns when no floor keeps within the loss: every search answers
+NO_FLOORS = Floors(lexical=0.0, fuzzy=0.0)
 
 
 def fit(
     observations: Sequence[Observation], *, semantic: bool, max_loss: float = MAX_HIT_LOSS
 ) -> Floors:
     """The floors with the fewest negatives answered (mean share over the sets) whose hit@5
-    loss stays within `max_loss` on every set (ties: the least loss, then the higher
-    floors). Every combination of a grid is tried, vectorised over the queries."""
+    loss stays within `max_loss` on every set (ties: the least loss, then the lowest floors,
+    which decline the same negatives and fewer unseen positives). Every combination of a
+    grid is tried, vectorised over the queries."""
     import numpy as np
 
     sets = sorted({o.set for o in observations})
@@ -198,7 +201,7 @@ def fit(
         return float(answered.mean()), float(loss.sum())
 
     best: tuple[float, float, float] | None = None
-    chosen = Floors(lexical=0.0, fuzzy=0.0)
+    chosen = NO_FLOORS
     fused_grid = (
         list(product(_grid(0.76, 0.96, 0.02), [0.0, 0.05, 0.1, 0.2], [0.0, 0.02, 0.05, 0.1]))
         if semantic
@@ -214,7 +217,7 @@ def fit(
                 result = outcome(passes)
                 if result is None:
                     continue
-                key = (result[0], result[1], -(lex + fz + sem + fused))
+                key = (result[0], result[1], lex + fz + sem + fused)
                 if best is None or key < best:
                     best = key
                     chosen = Floors(
@@ -237,10 +240,10 @@ def relaxed(
 ) -> tuple[Floors, float]:
     """`fit` within `max_loss`, else within the next looser loss of `RELAXED` at which some
     floor declines anything (lexical evidence alone cannot keep every set within 0.02)."""
-    floors = Floors(lexical=0.0, fuzzy=0.0)
+    floors = NO_FLOORS
     for loss in [max_loss, *(r for r in RELAXED if r > max_loss)]:
         floors = fit(observations, semantic=semantic, max_loss=loss)
-        if floors != Floors(lexical=0.0, fuzzy=0.0):
+        if floors != NO_FLOORS:
             return floors, loss
     return floors, loss
 
@@ -253,8 +256,9 @@ def _read(paths: Sequence[Path]) -> list[Observation]:
     return rows
 
 
-def _floors_json(floors: Floors) -> dict[str, float]:
-    return {k: v for k, v in asdict(floors).items() if v is not None}
+def _floors_json(floors: Floors) -> dict[str, float | None]:
+    """The floors as `floors.json` holds them: `null` for a floor nothing reaches."""
+    return {k: None if v == NEVER else v for k, v in asdict(floors).items()}
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -279,7 +283,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         return
     rows, checked = _read(args.observations), _read(args.check)
     models = {o.model for o in rows if o.model is not None}
-    fitted: dict[str, dict[str, float]] = {}
+    fitted: dict[str, dict[str, float | None]] = {}
     for semantic in (False, True):
         if semantic and len(models) != 1:
             print(f"no single embedder in the observations ({sorted(models)}): lexical only")
@@ -306,7 +310,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         _write(fitted)
 
 
-def _write(fitted: dict[str, dict[str, float]]) -> None:
+def _write(fitted: dict[str, dict[str, float | None]]) -> None:
     target = Path(__file__).parent.parent / "search" / FLOORS_FILE
     data = json.loads(target.read_text(encoding="utf-8"))
     for key, value in fitted.items():

@@ -252,8 +252,11 @@ def search(
     else:
         order = fusion.fuse(rankings)
     evidence = _evidence(conn, query, flt, found, order)
-    model = semantic.model if semantic is not None and "semantic" in found else None
-    if abstain and not floor.floors_for(model).passes(evidence):
+    floors = floor.floors_for(
+        semantic.model if semantic is not None and "semantic" in found else None
+    )
+    if abstain and not floors.passes(evidence):
+        notes.append(f"nothing reached the relevance floors ({floors.weak(evidence)})")
         return SearchResult([], ran, notes, evidence, declined=True)
     held = {name: set(ranking) for name, ranking in rankings.items()}
     found_by = {rowid: tuple(n for n in ran if rowid in held[n]) for rowid, _ in order}

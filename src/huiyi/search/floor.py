@@ -6,21 +6,22 @@ history as "recalled" is worse off than one told there is none. Each layer's bes
 put on a scale of its own:
 
 * lexical: the share of the query's words (CJK bigrams, words, compounds) that the best of
-  the lexical layer's first passages holds, each word weighted by its rarity in the searched
-  workspace (a word the workspace never uses weighs most: a name from another project, a
-  detail never said);
+  the lexical layer's and the result's first passages holds, each word weighted by its rarity
+  in the searched workspace, among the words the workspace uses at all; the weighted share it
+  never uses (a name from another project, a tool never mentioned) is `absent`;
 * fuzzy: the best trigram containment the fuzzy layer found (1 + containment when the whole
   query occurs verbatim);
 * semantic: the best cosine between the query and a passage. Cosines mean something only for
   the model that made them, so its floor is looked up by the embedder's `model_id`; an
   embedder with no calibrated floor (the fake one, an unknown model) cannot vouch for a
   result, and the search answers on lexical evidence alone;
-* fused: lexical and semantic evidence together (`Evidence.fused`), for the queries where
-  neither is strong alone but both are fair.
+* fused: the cosine plus scaled lexical evidence minus scaled `absent` (`Evidence.fused`).
 
-A search answers when one of them reaches its floor. The floors live in `floors.json` next to
-this module, calibrated on the dev sets and the golden set by `huiyi.eval.calibrate`
-(docs/eval.md has the numbers and the command).
+A search answers when one of them reaches its floor (a floor of `None` never does). The floors
+live in `floors.json` next to this module, fitted on the dev sets and the golden set by
+`huiyi.eval.calibrate`; docs/eval.md has the command and what they cost. e5 cosines are no
+relevance score: a paraphrase of something said and a question about something never said
+both sit around 0.8-0.9, so the floor that keeps hit@5 within 0.02 declines little.
 """
 
 from __future__ import annotations
@@ -84,36 +85,37 @@ class Evidence:
 class Floors:
     """The floors one embedder's searches answer above (see the module doc)."""
 
-    lexical: float
-    fuzzy: float
-    #: `None`: the embedder is not calibrated, its cosines vouch for nothing
+    #: `None`: this evidence never vouches for a result on its own
+    lexical: float | None = None
+    fuzzy: float | None = None
+    #: `None` as well when the embedder is not calibrated: its cosines vouch for nothing
     semantic: float | None = None
-    #: the fused floor, on `Evidence.fused(lexical_scale)`; `None` with `semantic`
+    #: the floor of `Evidence.fused(lexical_scale, absent_scale)`
     fused: float | None = None
     lexical_scale: float = 0.0
     absent_scale: float = 0.0
 
+    def _pairs(self, evidence: Evidence) -> list[tuple[str, float | None, float | None]]:
+        fused = evidence.fused(self.lexical_scale, self.absent_scale)
+        return [
+            ("lexical", evidence.lexical, self.lexical),
+            ("fuzzy", evidence.fuzzy, self.fuzzy),
+            ("semantic", evidence.semantic, self.semantic),
+            ("fused", fused, self.fused),
+        ]
+
     def passes(self, evidence: Evidence) -> bool:
         """Whether any layer's evidence, or the fused evidence, reaches its floor."""
-        if evidence.lexical is not None and evidence.lexical >= self.lexical:
-            return True
-        if evidence.fuzzy is not None and evidence.fuzzy >= self.fuzzy:
-            return True
-        semantic, floor = evidence.semantic, self.semantic
-        if semantic is not None and floor is not None and semantic >= floor:
-            return True
-        fused = evidence.fused(self.lexical_scale, self.absent_scale)
-        return fused is not None and self.fused is not None and fused >= self.fused
+        return any(
+            value is not None and floor is not None and value >= floor
+            for _, value, floor in self._pairs(evidence)
+        )
 
     def weak(self, evidence: Evidence) -> str:
-        """Why a search declined, in words (for notes and the eval report)."""
+        """Why a search declined, in words (a search note)."""
         parts = [
             f"{name} {value:.2f} < {floor:.2f}"
-            for name, value, floor in (
-                ("lexical", evidence.lexical, self.lexical),
-                ("fuzzy", evidence.fuzzy, self.fuzzy),
-                ("semantic", evidence.semantic, self.semantic),
-            )
+            for name, value, floor in self._pairs(evidence)
             if value is not None and floor is not None
         ]
         return ", ".join(parts) or "no layer found anything"
@@ -125,8 +127,8 @@ def _floors(raw: Mapping[str, Any]) -> Floors:
         return float(value) if isinstance(value, int | float) else None
 
     return Floors(
-        lexical=number("lexical") or 0.0,
-        fuzzy=number("fuzzy") or 0.0,
+        lexical=number("lexical"),
+        fuzzy=number("fuzzy"),
         semantic=number("semantic"),
         fused=number("fused"),
         lexical_scale=number("lexical_scale") or 0.0,
