@@ -284,9 +284,12 @@ def _evidence(
 
     top = floor.TOP_PASSAGES
     passages = [rowid for rowid, _ in [*found.get("lexical", [])[:top], *order[:top]]]
-    lexical, absent = floor.lexical_evidence(
-        conn, query, flt.workspace, list(dict.fromkeys(passages))
-    )
+    try:
+        lexical, absent = floor.lexical_evidence(
+            conn, query, flt.workspace, list(dict.fromkeys(passages))
+        )
+    except sqlite3.Error:  # a damaged full-text index: the layers' own notes say so
+        lexical = absent = None
     return floor.Evidence(lexical, best("fuzzy"), best("semantic"), absent)
 
 
