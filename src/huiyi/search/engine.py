@@ -16,7 +16,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import TYPE_CHECKING
@@ -284,12 +284,12 @@ def _evidence(
 
     top = floor.TOP_PASSAGES
     passages = [rowid for rowid, _ in [*found.get("lexical", [])[:top], *order[:top]]]
-    try:
+    lexical: float | None = None
+    absent: float | None = None
+    with suppress(sqlite3.Error):  # a damaged full-text index: the layers' notes say so
         lexical, absent = floor.lexical_evidence(
             conn, query, flt.workspace, list(dict.fromkeys(passages))
         )
-    except sqlite3.Error:  # a damaged full-text index: the layers' own notes say so
-        lexical = absent = None
     return floor.Evidence(lexical, best("fuzzy"), best("semantic"), absent)
 
 
