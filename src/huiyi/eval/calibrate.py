@@ -81,14 +81,16 @@ def observe(
         _embed(hy, info, print)
         model = hy.semantic.model if hy.semantic is not None else None
         for query in evalset.queries:
-            asked = {"workspace": query.workspace, "all_workspaces": query.workspace is None}
-            fused = hy.search(query.query, limit=10, abstain=False, **asked)  # type: ignore[arg-type]
-            plain = hy.search(
-                query.query,
-                limit=10,
-                abstain=False,
-                layers=("lexical", "fuzzy"),
-                **asked,  # type: ignore[arg-type]
+            fused, plain = (
+                hy.search(
+                    query.query,
+                    workspace=query.workspace,
+                    all_workspaces=query.workspace is None,
+                    limit=10,
+                    layers=layers,
+                    abstain=False,
+                )
+                for layers in (None, ("lexical", "fuzzy"))
             )
             ev = fused.evidence or Evidence()
             out.append(
