@@ -300,3 +300,56 @@ def test_an_index_that_kept_whole_ids_finds_the_same_and_reads_each_record_once_
         assert len(rows) == 6 and all(len(uid) == 8 for (uid,) in rows)
         assert hy.index(readers=[reader]).events == 0
     assert "m007_digests_for_ids" in recorded(db_path)
+
+
+def test_ids_written_after_m007_by_a_process_started_before_it_are_taken_as_their_digests(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A huiyi process started before the upgrade may go on indexing with its old code: it
+    writes text uids and a file's raw first bytes into the upgraded index. The new code reads
+    such a head as the bytes it is (the file is not taken for replaced) and gives such uids
+    their keys, so a copy of their records in a resumed session is still indexed once."""
+    claude = tmp_path / "claude"
+    reader = ClaudeReader([claude])
+    cwd = "/home/ana/api"
+    path = cc.write_transcript(claude, cwd, [cc.user("why does the flaky login test fail")])
+    with Huiyi() as hy:
+        assert hy.index(readers=[reader]).events == 1
+
+    def old_head(path: Path, upto: int) -> bytes:
+        with path.open("rb") as fh:
+            return fh.read(min(upto, reading.HEAD_BYTES)) if upto > 0 else b""
+
+    cc.write_transcript(claude, cwd, [cc.user("the port is taken by the proxy")], append=True)
+    with monkeypatch.context() as old:  # the old code of a process that kept running
+        old.setattr(ingest, "uid_key", lambda source, uid: f"{source}:{uid}")
+        old.setattr(ingest.Ingestor, "_key_text_uids", lambda self: None)
+        old.setattr(reading, "read_head", old_head)
+        old.setattr(ingest, "same_head", lambda p, upto, head: True)
+        with Huiyi() as hy:
+            assert hy.index(readers=[reader]).events == 1
+            kinds = {type(u).__name__ for (u,) in hy.conn.execute("SELECT uid FROM events")}
+            assert kinds == {"bytes", "str"}
+            assert len(hy.conn.execute("SELECT head FROM files").fetchone()[0]) > 16
+
+    # the transcript grows, and a resumed session copies its records and goes on
+    cc.write_transcript(claude, cwd, [cc.user("and the port is 8080 now")], append=True)
+    resumed = cc.write_transcript(
+        claude, cwd, [], session_id="77777777-1111-4222-8333-444455556666"
+    )
+    with resumed.open("w") as fh:
+        for line in path.read_text().splitlines():
+            fh.write(json.dumps({**json.loads(line), "sessionId": resumed.stem}) + "\n")
+    cc.write_transcript(
+        claude, cwd, [cc.user("resumed: deploy it")], session_id=resumed.stem, append=True
+    )
+    with Huiyi() as hy:
+        ids_before = [r for (r,) in hy.conn.execute("SELECT id FROM events ORDER BY id")]
+        report = hy.index(readers=[reader])
+        assert report.events == 2  # "8080 now" and "resumed: deploy it", nothing twice
+        ids = [r for (r,) in hy.conn.execute("SELECT id FROM events ORDER BY id")]
+        assert ids[:2] == ids_before  # the grown file was read on, not again from its start
+        assert {s for s, _ in hits(hy, "flaky login", "lexical")} == {path.stem}
+        uids = [u for (u,) in hy.conn.execute("SELECT uid FROM events")]
+        assert len(uids) == 4 and all(isinstance(u, bytes) and len(u) == 8 for u in uids)
+        assert {len(h) for (h,) in hy.conn.execute("SELECT head FROM files")} == {16}

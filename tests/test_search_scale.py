@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from huiyi import Huiyi
-from huiyi.search import lexical
+from huiyi.search import fuzzy, lexical
 from huiyi.store import queries
 from huiyi.text.tokenize import parse_query
 from tests.builders.lines import LineReader, write
@@ -167,3 +167,35 @@ def test_a_workspace_holding_most_of_the_index_sees_only_its_own_passages(
             hits = hy.search(query, workspace="/w/a", layers=layers).hits
             assert hits and {h.session_id for h in hits} == {"mine"}, (query, layers)
             assert hits[0].seq == 0
+
+
+def test_a_typo_in_the_largest_workspace_is_found_when_a_newer_one_fills_the_lookups(
+    tmp_path: Path,
+) -> None:
+    """Each trigram lookup reads its newest `fuzzy.POSTINGS` rows; when a smaller, newer
+    workspace uses the same word in more than that many passages, the larger workspace's own
+    passages must still be found (they are looked up again with its scope token)."""
+    root = tmp_path / "logs"
+    root.mkdir()
+    mine = [f"websocket reconnect handler {n}" for n in range(1_200)]
+    theirs = ["reconnect reconnect"] * (fuzzy.POSTINGS * 2)
+    write(
+        root / "a.log",
+        *(
+            {"s": f"mine{n // 100}", "q": n % 100, "t": t, "cwd": "/w/a"}
+            for n, t in enumerate(mine)
+        ),
+    )
+    write(
+        root / "b.log",
+        *(
+            {"s": f"theirs{n // 100}", "q": n % 100, "t": t, "cwd": "/w/b"}
+            for n, t in enumerate(theirs)
+        ),
+    )
+    with Huiyi(embedder="none") as hy:
+        hy.index(readers=[LineReader(root)])
+        assert queries.workspace_share(hy.conn, "/w/a") >= fuzzy.UNSCOPED_SHARE
+        hits = hy.search("reconect", workspace="/w/a", layers=("fuzzy",)).hits
+    assert hits and all(h.session_id.startswith("mine") for h in hits)
+    assert "reconnect handler" in hits[0].snippet

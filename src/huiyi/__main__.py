@@ -10,8 +10,16 @@ import sys
 
 
 def main() -> None:
-    """Run `huiyi` with the process's arguments."""
-    args = sys.argv[1:]
+    """Run `huiyi` with the process's arguments. Ctrl-C ends it as click ends a command it
+    interrupts: `Aborted!` on stderr, exit status 1, no traceback."""
+    try:
+        _dispatch(sys.argv[1:])
+    except KeyboardInterrupt:
+        sys.stderr.write("Aborted!\n")
+        sys.exit(1)
+
+
+def _dispatch(args: list[str]) -> None:
     if args[:1] == ["mcp"]:
         from huiyi.integrations.front import main as front
 

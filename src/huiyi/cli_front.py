@@ -11,10 +11,13 @@ prints the same text (`cli_text`) as the click command (`cli_read.search_cmd`).
 
 Everything else goes to click, which parses and reports as it always does: `-h`/`--help`, an
 option this front does not know, a value it would have to judge (a limit that is no number, a
-value that starts with a dash), settings that do not load, and a search that fails (click runs
-it again, reading only, and shows the error with its exit status). So does output click would
-print differently: escape sequences, which click strips when stdout is not a terminal, and a
-stdout that does not take UTF-8. `tests/test_startup.py` holds the front to the click
+value that starts with a dash), settings that do not load, and a usage error the core finds
+(click shows it with the usage line). So does output click would print differently: escape
+sequences, which click strips when stdout is not a terminal, and a stdout that does not take
+UTF-8. Any other error of the search (a busy or damaged index, a full disk) this front reports
+itself, as click's error edge would (`cli_common.clean_errors`: `Error: <redacted message>` on
+stderr, the exit status of its kind), rather than have click run the search again and wait on a
+busy index a second time. `tests/test_startup.py` holds the front to the click
 command's options and output.
 """
 
@@ -28,9 +31,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from huiyi.cli_text import search_text
+from huiyi.cli_text import safe, search_text
 from huiyi.config import Settings
-from huiyi.errors import HuiyiError
+from huiyi.errors import HuiyiError, UsageError, exit_code
 from huiyi.integrations import terminal
 
 if TYPE_CHECKING:
@@ -115,6 +118,9 @@ def search(args: Sequence[str]) -> int | None:
 
     try:
         settings = Settings.from_env()
+    except HuiyiError:
+        return None  # click reports settings that do not load, as for every command
+    try:
         request = terminal.search_request(
             settings,
             asked.query,
@@ -124,8 +130,17 @@ def search(args: Sequence[str]) -> int | None:
             layer=asked.layer,
         )
         text = search_text(terminal.reply(settings, request, huiyi), as_json=asked.as_json)
-    except (HuiyiError, sqlite3.Error, OSError):
-        return None  # click runs it again and reports what failed, as it always has
+    except UsageError:
+        return None  # click shows it with the usage line
+    except HuiyiError as exc:
+        return _failed(exc)
+    except (sqlite3.DatabaseError, OSError) as exc:
+        from huiyi.store.db import fault
+
+        error = fault(exc, None)
+        if error is None:
+            raise  # a bug, with its traceback
+        return _failed(error)
     finally:
         for hy in opened:
             hy.close()
@@ -139,6 +154,12 @@ def search(args: Sequence[str]) -> int | None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     return 0
+
+
+def _failed(exc: HuiyiError) -> int:
+    """Report a failed search as click's error edge does; returns its exit status."""
+    sys.stderr.write(f"Error: {safe(str(exc))}\n")
+    return exit_code(exc)
 
 
 def _utf8(stream: object) -> bool:

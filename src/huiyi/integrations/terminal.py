@@ -5,13 +5,12 @@ history is embedded, loading the embedding model, every time. The warm service (
 started by `huiyi mcp` and `huiyi hook`) has all of that loaded already, so the CLI hands it
 these two commands when it is running. Without a running service (or with `HUIYI_SERVICE=off`)
 the CLI serves them itself (`answer_here`), and starts no service for them, with one
-exception: a hybrid search whose semantic layer would load the embedding model into this
-process (seconds of CPU in every search, once enough of the history is embedded). That search
-starts the service in the background instead, answers at once with the lexical and fuzzy
-layers and says the semantic layer is warming up; the service loads the model as it starts,
-and the next search goes through it, with all three layers. Without vectors no service is
-started: lexical and fuzzy search in-process take a fraction of a second, and a person's one
-search should not leave a process behind for ten minutes.
+exception: a hybrid search whose semantic layer loads the embedding model into this process
+(about 0.3 s on a quiet machine, once enough of the history is embedded). That search loads it
+and answers with all three layers, as it would through the service, and starts the service in
+the background meanwhile, so that the person's next searches skip the load. Without vectors
+no service is started: lexical and fuzzy search in-process take a fraction of a second, and a
+person's one search should not leave a process behind for ten minutes.
 
 Both ways run the same `answer` on the same request, so the output is the same: the request
 is built here from what the person typed plus what only the caller's process knows (its
@@ -41,8 +40,6 @@ if TYPE_CHECKING:
     from huiyi.search.engine import SearchResult
 
 __all__ = [
-    "WARMING",
-    "WITHOUT_SEMANTIC",
     "answer",
     "answer_here",
     "ask_service",
@@ -57,15 +54,6 @@ __all__ = [
 
 Request = dict[str, Any]
 Reply = dict[str, Any]
-
-#: the layers of a hybrid search while the service loads the embedding model
-WITHOUT_SEMANTIC = ("lexical", "fuzzy")
-#: the note such a search ends with
-WARMING = (
-    "semantic layer warming up: the huiyi service is loading the embedding model in the "
-    "background, and the next search uses it (HUIYI_SERVICE=off: load it in this process, "
-    "every time)"
-)
 
 
 def _workspace(settings: Settings, workspace: str | os.PathLike[str] | None) -> str:
@@ -138,12 +126,9 @@ def answer(
     hy: Huiyi,
     request: Mapping[str, Any],
     refresh: Callable[[], object],
-    *,
-    warming: bool = False,
 ) -> Reply:
     """Serve one request with `hy`; `refresh` reads what is new in the logs (a recall does
-    first, as the agent's tool does). `warming`: a hybrid search runs without the semantic
-    layer and says why (`WARMING`). Raises what the core raises."""
+    first, as the agent's tool does). Raises what the core raises."""
     command = request["command"]
     if command == "search":
         layer = request["layer"]
@@ -152,10 +137,8 @@ def answer(
             workspace=request["workspace"],
             all_workspaces=bool(request["all"]),
             limit=int(request["limit"]),
-            layers=WITHOUT_SEMANTIC if warming else None if layer == "hybrid" else (layer,),
+            layers=None if layer == "hybrid" else (layer,),
         )
-        if warming:
-            result.notes.append(WARMING)
         return search_payload(result, request["query"], everywhere=bool(request["all"]))
     if command == "recall":
         from huiyi.recall.scope import CallerContext
@@ -188,16 +171,15 @@ def loads_model(hy: Huiyi, request: Mapping[str, Any]) -> bool:
 
 
 def answer_here(settings: Settings, hy: Huiyi, request: Mapping[str, Any]) -> Reply:
-    """Serve `request` in this process (no service answered it). A search that would load the
-    embedding model here starts the service in the background and is answered meanwhile
-    without the semantic layer (see the module's docstring); with `HUIYI_SERVICE=off` it loads
-    the model here, as it asked."""
+    """Serve `request` in this process (no service answered it). A search that loads the
+    embedding model here also starts the service in the background, unless
+    `HUIYI_SERVICE=off` (see the module's docstring)."""
     if not settings.service or not loads_model(hy, request):
         return answer(hy, request, refresh=hy.index)
     starting = threading.Thread(target=_start_service, args=(settings,), name="huiyi-start-service")
     starting.start()  # the spawn and its wait for the socket overlap with the search
     try:
-        return answer(hy, request, refresh=hy.index, warming=True)
+        return answer(hy, request, refresh=hy.index)
     finally:
         starting.join()
 

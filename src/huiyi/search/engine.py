@@ -304,9 +304,11 @@ def _layer(
 class _Beside:
     """The semantic ranking of one search, run on a thread of its own.
 
-    A thread per search rather than a pool: no thread outlives the search it served (an
-    index started later in the process forks its readers only while it runs no other thread,
-    `store.reading`), and a daemon thread stuck in an embedder never holds up the exit.
+    A thread per search rather than a pool: once the search has its ranking, no thread is
+    left from it (an index started later in the process forks its readers only while it runs
+    no other thread, `store.reading`, and would read in this process instead). A ranking that
+    outlasts its timeout leaves its thread running until the embedder returns; it is a daemon,
+    so it never holds up the exit.
     """
 
     def __init__(self, scorer: Scorer, text: str, depth: int) -> None:

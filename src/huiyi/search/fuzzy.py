@@ -35,6 +35,8 @@ POSTINGS = 400
 #: made the lookups 3-4 times slower (40 of 50 ms for a three-word query at 100k messages).
 #: Below it, the rows of other workspaces would fill too much of each trigram's `POSTINGS`.
 UNSCOPED_SHARE = 0.5
+#: every this many rows of a capped unscoped lookup are checked for the workspace's share
+CROWD_SAMPLE_STEP = 10
 #: candidates re-scored by containment (reading and folding their text is the costly part)
 CANDIDATES = 200
 #: a passage must hold at least this share of the query's grams to count as a fuzzy match;
@@ -78,6 +80,8 @@ def candidates(
     scoped = workspace is not None and queries.workspace_share(conn, workspace) < UNSCOPED_SHARE
     scope = f" AND {_quote(fuzzy_scope_token(workspace))}" if scoped and workspace else ""
     postings = queries.fuzzy_postings(conn, [_quote(g) + scope for g in chosen], cap=POSTINGS)
+    if workspace is not None and not scoped:
+        postings = _rescoped_where_crowded(conn, chosen, postings, workspace)
     rows = Counter(n for n, _ in postings)
     weight = {n: math.log1p(POSTINGS / count) for n, count in rows.items()}
     score: dict[int, float] = {}
@@ -94,6 +98,40 @@ def candidates(
         if len(kept) >= limit:
             break
     return kept[:limit]
+
+
+def _rescoped_where_crowded(
+    conn: sqlite3.Connection, chosen: list[str], postings: list[tuple[int, int]], workspace: str
+) -> list[tuple[int, int]]:
+    """Postings in which the workspace's own rows of a capped trigram are not crowded out.
+
+    An unscoped lookup reads a trigram's newest `POSTINGS` rows of every workspace. This
+    workspace holds at least `UNSCOPED_SHARE` of the index, so it normally holds about that
+    share of them; when a smaller workspace used the word more recently, its rows fill the
+    slots and this workspace's passages would never become candidates. A sample of each capped
+    trigram's rows tells which trigrams that happened to, and only those are looked up again
+    with the scope token (the slow form)."""
+    by_gram: dict[int, list[int]] = {}
+    for n, rowid in postings:
+        by_gram.setdefault(n, []).append(rowid)
+    capped = {
+        n: found[::CROWD_SAMPLE_STEP] for n, found in by_gram.items() if len(found) >= POSTINGS
+    }
+    if not capped:
+        return postings
+    inside = queries.in_workspace(conn, [r for s in capped.values() for r in s], workspace)
+    crowded = [
+        n
+        for n, sample in capped.items()
+        if sum(r in inside for r in sample) < len(sample) * UNSCOPED_SHARE / 2
+    ]
+    if not crowded:
+        return postings
+    scope = f" AND {_quote(fuzzy_scope_token(workspace))}"
+    again = queries.fuzzy_postings(conn, [_quote(chosen[n]) + scope for n in crowded], cap=POSTINGS)
+    replaced = set(crowded)
+    kept = [(n, rowid) for n, rowid in postings if n not in replaced]
+    return kept + [(crowded[i], rowid) for i, rowid in again]
 
 
 def ranked(

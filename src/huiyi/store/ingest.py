@@ -104,6 +104,27 @@ class Ingestor:
         }
         self._next_id = (conn.execute("SELECT max(id) FROM events").fetchone()[0] or 0) + 1
         self._pending = 0
+        self._key_text_uids()
+
+    def _key_text_uids(self) -> None:
+        """Give the text uids a huiyi process started before m007 may still have written
+        (`source:uid`) their keys, so that a later copy of their records is known as one.
+        An event that is already indexed under the key is such a copy, and goes.
+
+        The uid index keeps text apart from blobs (every text sorts before every blob), so
+        finding none costs one seek."""
+        rows = self.conn.execute(
+            "SELECT id, sid, seq, uid FROM events WHERE uid >= '' AND uid < x''"
+        ).fetchall()
+        if not rows:
+            return
+        with self.conn:
+            for _, sid, seq, uid in rows:
+                key = text_uid_key(uid)
+                if self.conn.execute("SELECT 1 FROM events WHERE uid = ?", (key,)).fetchone():
+                    self.delete_events(sid, seqs=[seq])
+                else:
+                    self.conn.execute("UPDATE events SET uid = ? WHERE uid = ?", (key, uid))
 
     def commit(self) -> None:
         """Make everything written so far durable (rows and file cursors together)."""

@@ -21,6 +21,8 @@ from huiyi.store.textindex import Streams, index_texts, is_indexed
 
 #: how many of a file's first bytes are checked (by digest) to notice that it was replaced
 HEAD_BYTES = 1024
+#: what `files.head` keeps of them (a head of another length is the bytes, see `same_head`)
+HEAD_DIGEST_BYTES = 16
 
 
 @dataclass(slots=True)
@@ -113,6 +115,9 @@ def same_head(path: Path, upto: int, head: bytes) -> bool:
     """Whether `path` still starts as it did when it was consumed up to `upto` (`read_head`)."""
     if not head:
         return True
+    if len(head) != HEAD_DIGEST_BYTES:
+        # the bytes themselves, written after m007 by a huiyi process started before it
+        head = _digest(head)
     try:
         return read_head(path, upto) == head
     except OSError:
@@ -120,4 +125,4 @@ def same_head(path: Path, upto: int, head: bytes) -> bool:
 
 
 def _digest(data: bytes) -> bytes:
-    return hashlib.blake2b(data, digest_size=16).digest()
+    return hashlib.blake2b(data, digest_size=HEAD_DIGEST_BYTES).digest()
