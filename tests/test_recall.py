@@ -178,7 +178,9 @@ def test_the_current_session_is_left_out_of_search(hy: Huiyi, world: dict[str, s
 def test_unknown_workspace_narrows_to_the_current_session(hy: Huiyi, world: dict[str, str]) -> None:
     narrowed = tools(hy, None, DSH_A)
     assert "zanzibar" in narrowed.history("zanzibar").text
-    assert "albatross" not in narrowed.history("albatross").text.split("\n", 3)[-1]
+    elsewhere = narrowed.history("albatross").text
+    assert 'no match in the current session for "albatross"' in elsewhere
+    assert "albatross" not in elsewhere.split('for "albatross"; try other words')[-1]
     with pytest.raises(NotFoundError):
         narrowed.session_read(CLAUDE_A)
     with pytest.raises(UsageError, match="HUIYI_WORKSPACE"):

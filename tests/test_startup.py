@@ -273,7 +273,7 @@ def test_search_and_recall_print_the_same_through_the_warm_service(
     assert statuses == [0, 0, 0, 0, 0, 0, 2, 2, 0, 0, 2]
     first = pairs[0][0].stdout
     assert f"The {NEEDLE} migration" in first and "semantic" in first  # all three layers ran
-    assert "no matches" in pairs[5][0].stdout
+    assert "no match in this workspace's history for" in pairs[5][0].stdout
 
 
 def test_the_search_front_knows_every_option_of_the_click_command() -> None:

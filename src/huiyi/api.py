@@ -305,11 +305,14 @@ class Huiyi:
         sources: Sequence[str] | None = None,
         since: int | None = None,
         until: int | None = None,
+        abstain: bool = True,
     ) -> SearchResult:
         """Ranked hits for `query` in one workspace (default: the current directory's).
 
         `layers=None` fuses lexical, fuzzy and semantic search; `("lexical",)` etc. runs one.
         `sources` (harness names) and `since`/`until` (epoch ms) narrow what may be returned.
+        A search whose best evidence is weak returns no hits and `declined` (`abstain=False`
+        returns them anyway, for calibration); `result.no_match(query)` says so in words.
         A layer that found the index damaged drops out and a note names `huiyi doctor
         --repair`; damage met outside the layers is a `StoreError` that names it too.
         """
@@ -327,7 +330,9 @@ class Huiyi:
         semantic = self.semantic if layers is None or "semantic" in layers else None
         conn, path = self.conn, self.settings.db_path
         with db.faults(conn, path):
-            result = search(conn, query, flt, limit=limit, layers=layers, semantic=semantic)
+            result = search(
+                conn, query, flt, limit=limit, layers=layers, semantic=semantic, abstain=abstain
+            )
         if self._semantic_failed and (layers is None or "semantic" in layers):
             result.notes.append(f"semantic layer unavailable: {self._semantic_failed}")
         damage = next(filter(None, map(db.damage_in, result.notes)), None)

@@ -26,10 +26,11 @@ def json_text(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, indent=2)
 
 
-def hit_lines(hits: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Search hits (`Hit.as_dict`), two lines each: where, then the snippet."""
+def hit_lines(hits: Sequence[Mapping[str, Any]], no_match: str = "no matches") -> list[str]:
+    """Search hits (`Hit.as_dict`), two lines each: where, then the snippet; `no_match` when
+    there are none."""
     if not hits:
-        return ["no matches"]
+        return [no_match]
     lines = []
     for n, hit in enumerate(hits, 1):
         lines.append(
@@ -49,7 +50,7 @@ def search_text(reply: Mapping[str, Any], *, as_json: bool) -> str:
     """A search's reply (`terminal.search_payload`) as `huiyi search` prints it."""
     if as_json:
         return json_text([hit_json(h) for h in reply["hits"]])
-    lines = hit_lines(reply["hits"])
+    lines = hit_lines(reply["hits"], safe(reply.get("no_match") or "no matches"))
     lines.append(f"(search: {' + '.join(reply['layers']) or 'none'})")
     lines.extend(f"note: {safe(note)}" for note in reply["notes"])
     return "\n".join(lines)

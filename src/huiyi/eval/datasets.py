@@ -277,8 +277,14 @@ def _normalise_evidence(raw: object, known: set[str], skipped: Counter[str]) -> 
     return out
 
 
-def load_locomo(path: Path | str) -> EvalSet:
-    """Load LoCoMo (`locomo10.json` shape) with categories 1-4; repairs are counted."""
+def load_locomo(path: Path | str, *, negatives: int | None = None) -> EvalSet:
+    """Load LoCoMo (`locomo10.json` shape) with categories 1-4; repairs are counted.
+
+    `negatives` (default `negatives.PER_WORKSPACE`) questions of other conversations are
+    asked in each one: those that name a speaker of their own conversation and neither of
+    this one's (`eval.negatives`)."""
+    from huiyi.eval.negatives import PER_WORKSPACE, foreign_negatives
+
     path = Path(path)
     data = _read_json(path)
     if not isinstance(data, list):
@@ -286,6 +292,7 @@ def load_locomo(path: Path | str) -> EvalSet:
     skipped: Counter[str] = Counter()
     sessions: list[EvalSession] = []
     queries: list[EvalQuery] = []
+    speakers: dict[str, set[str]] = {}
     for index, sample in enumerate(data):
         if not isinstance(sample, dict) or not isinstance(sample.get("conversation"), dict):
             skipped["sample-malformed"] += 1
@@ -294,6 +301,7 @@ def load_locomo(path: Path | str) -> EvalSet:
         conv: dict[str, Any] = sample["conversation"]
         cwd = f"/eval/locomo/{sample_id}"
         speaker_a = conv.get("speaker_a")
+        speakers[cwd] = {str(conv.get(k)) for k in ("speaker_a", "speaker_b") if conv.get(k)}
         dia_to_event: dict[str, str] = {}
         numbers = sorted(
             int(m.group(1)) for key in conv if (m := _SESSION_KEY.fullmatch(key)) is not None
@@ -354,6 +362,18 @@ def load_locomo(path: Path | str) -> EvalSet:
                     category=str(category),
                 )
             )
+
+    def admissible(query: EvalQuery, workspace: str) -> bool:
+        words = set(re.findall(r"\w+", query.query))
+        own = speakers.get(query.workspace or "", set())
+        return bool(words & own) and not words & speakers[workspace]
+
+    queries += foreign_negatives(
+        queries,
+        sorted(speakers),
+        admissible,
+        per_workspace=PER_WORKSPACE if negatives is None else negatives,
+    )
     return EvalSet(f"locomo:{path.name}", sessions, queries, dict(sorted(skipped.items())))
 
 
@@ -427,8 +447,14 @@ def _load_memdaily_file(
             )
 
 
-def load_memdaily(path: Path | str) -> EvalSet:
-    """Load one MemDaily file, or every `*.json` in a directory (one workspace per file)."""
+def load_memdaily(path: Path | str, *, negatives: int | None = None) -> EvalSet:
+    """Load one MemDaily file, or every `*.json` in a directory (one workspace per file).
+
+    `negatives` (default `negatives.PER_WORKSPACE`) questions of other files are asked in
+    each one: questions about people (`*_roles` files) in files about events and the other
+    way round, never between two files of a kind (they share trajectories)."""
+    from huiyi.eval.negatives import PER_WORKSPACE, foreign_negatives
+
     path = Path(path)
     files = sorted(path.glob("*.json")) if path.is_dir() else [path]
     if not files:
@@ -438,6 +464,17 @@ def load_memdaily(path: Path | str) -> EvalSet:
     skipped: Counter[str] = Counter()
     for file in files:
         _load_memdaily_file(file, sessions, queries, skipped)
+
+    def kind(workspace: str | None) -> str | None:
+        suffix = (workspace or "").rsplit("_", 1)[-1]
+        return suffix if suffix in ("roles", "events") else None
+
+    queries += foreign_negatives(
+        queries,
+        sorted({s.cwd for s in sessions}),
+        lambda query, workspace: None is not kind(query.workspace) != kind(workspace) is not None,
+        per_workspace=PER_WORKSPACE if negatives is None else negatives,
+    )
     return EvalSet(f"memdaily:{path.name}", sessions, queries, dict(sorted(skipped.items())))
 
 

@@ -115,6 +115,9 @@ class Scores:
             "category_counts": self.category_counts,
             "negatives": self.negatives,
             "negatives_answered": self.negatives_answered,
+            "negatives_answered_share": (
+                round(self.negatives_answered / self.negatives, 4) if self.negatives else None
+            ),
         }
 
 

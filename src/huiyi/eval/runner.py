@@ -153,6 +153,13 @@ class Report:
                     for r in self.layers
                 ]
                 lines.append(_row([category, *cells, str(first.category_counts[category])], width))
+        if first.negatives:
+            answered = ", ".join(
+                f"{r.layer} {r.scores.negatives_answered}/{r.scores.negatives} "
+                f"({r.scores.negatives_answered / r.scores.negatives:.0%})"
+                for r in self.layers
+            )
+            lines += ["", f"negatives answered (anything in the top 5): {answered}"]
         notes = self._notes()
         if notes:
             lines += ["", *notes]

@@ -105,13 +105,21 @@ def recall_request(
     }
 
 
-def search_payload(result: SearchResult) -> Reply:
-    """A search result as the data the CLI prints (hits as `Hit.as_dict`)."""
-    return {
+def search_payload(
+    result: SearchResult, query: str | None = None, *, everywhere: bool = False
+) -> Reply:
+    """A search result as the data the CLI prints (hits as `Hit.as_dict`); with no hits and
+    a `query`, `no_match` says so in words (the search may have declined weak evidence)."""
+    reply: Reply = {
         "hits": [hit.as_dict() for hit in result.hits],
         "layers": list(result.layers),
         "notes": list(result.notes),
+        "declined": result.declined,
     }
+    if not result.hits and query is not None:
+        where = "the history of any workspace" if everywhere else "this workspace's history"
+        reply["no_match"] = result.no_match(query, where)
+    return reply
 
 
 def answer(
@@ -131,7 +139,7 @@ def answer(
             limit=int(request["limit"]),
             layers=None if layer == "hybrid" else (layer,),
         )
-        return search_payload(result)
+        return search_payload(result, request["query"], everywhere=bool(request["all"]))
     if command == "recall":
         from huiyi.recall.scope import CallerContext
 

@@ -179,7 +179,7 @@ def _fits(recall: Recall, delivered: Delivered | None) -> Delivered | None:
 
 
 #: what `Recall.history` says when it has nothing (`tools.Recall.history`)
-_NO_RESULTS = "\nno matching history; "
+_NO_RESULTS = "\nno match in "
 _NOTHING_COMPACTED = "recall_history: nothing has been compacted away"
 
 

@@ -109,10 +109,13 @@ class Recall:
         lines += [f"note: {n}" for n in (*result.notes, *self.budget.notes)]
         masks = sum(r.best.masks for r in ranges)
         if not ranges:
+            history = "the current session" if scope.narrowed else "this workspace's history"
             lines.append(
-                "no matching history; try other words, or call without a query to "
-                "recover what compaction removed from this session"
+                f"{result.no_match(asked, history)}; try other words, or call without a query "
+                "to recover what compaction removed from this session"
             )
+            if result.declined:
+                lines.append("(the nearest passages matched too weakly to count as recalled)")
         for n, r in enumerate(ranges, 1):
             span = f"seq {r.start}" if r.start == r.end else f"seq {r.start}..{r.end}"
             lines.append(

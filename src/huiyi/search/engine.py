@@ -5,7 +5,9 @@ this module keeps only events of sessions the caller may see (workspace, not pri
 excluded, subagents only on request), fuses the layers by reciprocal rank, and turns the first
 `limit` into `Hit`s whose snippet is cut from already-redacted text. Layers are isolated: one
 that fails or runs out of time drops out and the result says so instead of failing the search;
-the semantic layer joins a hybrid search only above a coverage gate.
+the semantic layer joins a hybrid search only above a coverage gate. A search whose best
+evidence stays below every calibrated floor (`search.floor`) declines: no hits, and the result
+says so, because unrelated history shown as "recalled" misleads an agent more than nothing.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import TYPE_CHECKING
@@ -22,7 +24,7 @@ from typing import TYPE_CHECKING
 from huiyi.errors import HuiyiError, UsageError
 from huiyi.model import Hit, Session
 from huiyi.safety.redact import redact
-from huiyi.search import fusion, fuzzy, lexical
+from huiyi.search import floor, fusion, fuzzy, lexical
 from huiyi.store import queries
 from huiyi.store.queries import SessionRow
 from huiyi.text.snippet import snippet
@@ -74,6 +76,14 @@ class SearchResult:
     hits: list[Hit]
     layers: list[str]
     notes: list[str] = field(default_factory=list)
+    #: the best evidence each layer found (`search.floor`); `None` when nothing was searched
+    evidence: floor.Evidence | None = None
+    #: the evidence stayed below every floor, so the hits were withheld (`hits` is empty)
+    declined: bool = False
+
+    def no_match(self, query: str, where: str = "this workspace's history") -> str:
+        """The plain answer when there are no hits, naming the query."""
+        return f'no match in {where} for "{query}"'
 
 
 def session_title(row: SessionRow) -> str:
@@ -173,17 +183,19 @@ def _time_limit(conn: sqlite3.Connection, seconds: float) -> Iterator[None]:
 
 def _visible_ids(
     conn: sqlite3.Connection, ranked: Iterable[tuple[int, float]], visible: _Visible, depth: int
-) -> list[int]:
-    """The first `depth` ranked rowids whose sessions the filter lets through."""
-    out: list[int] = []
+) -> list[tuple[int, float]]:
+    """The first `depth` ranked (rowid, score) whose sessions the filter lets through."""
+    out: list[tuple[int, float]] = []
     iterator = iter(ranked)
     while len(out) < depth:
-        batch = [rowid for rowid, _ in islice(iterator, depth * 2)]
+        batch = list(islice(iterator, depth * 2))
         if not batch:
             break
-        sids = queries.sids_by_rowid(conn, batch)
+        sids = queries.sids_by_rowid(conn, [rowid for rowid, _ in batch])
         visible.load(sids.values())
-        out.extend(r for r in batch if r in sids and visible.get(sids[r]) is not None)
+        out.extend(
+            (r, score) for r, score in batch if r in sids and visible.get(sids[r]) is not None
+        )
     return out[:depth]
 
 
@@ -196,8 +208,12 @@ def search(
     layers: Sequence[str] | None = None,
     semantic: Semantic | None = None,
     seconds: float = 5.0,
+    abstain: bool = True,
 ) -> SearchResult:
     """Search with one layer, or all of them fused (`layers=None`).
+
+    With `abstain` (the default) a search whose evidence stays below the floors returns no
+    hits and `declined`; without it the hits come back whatever the evidence (calibration).
 
     The semantic layer reads its vectors here, then embeds the query and scores the vectors on
     a worker thread while the lexical and fuzzy layers query the index on this one (on two
@@ -220,7 +236,7 @@ def search(
     hybrid = len(wanted) > 1
     visible = _Visible(conn, flt)
     depth = max(fusion.DEPTH, limit)
-    found: dict[str, list[int]] = {}
+    found: dict[str, list[tuple[int, float]]] = {}
     pending: _Beside | None = None
     started = time.monotonic()
     # the semantic layer first: its worker embeds while the other layers run
@@ -244,16 +260,52 @@ def search(
             notes.append(f"semantic layer dropped out: no answer within {seconds:g} s")
         except (sqlite3.Error, HuiyiError) as exc:
             notes.append(f"semantic layer dropped out: {exc}")
-    rankings = {name: found[name] for name in wanted if name in found}
+    rankings = {name: [rowid for rowid, _ in found[name]] for name in wanted if name in found}
     ran = list(rankings)
     if len(ran) == 1:
         order = [(rowid, float(depth - n)) for n, rowid in enumerate(rankings[ran[0]])]
     else:
         order = fusion.fuse(rankings)
+    evidence = _evidence(conn, query, flt, found, order)
+    floors = floor.floors_for(
+        semantic.model if semantic is not None and "semantic" in found else None
+    )
+    if abstain and not floors.passes(evidence):
+        notes.append(f"nothing reached the relevance floors ({floors.weak(evidence)})")
+        return SearchResult([], ran, notes, evidence, declined=True)
     held = {name: set(ranking) for name, ranking in rankings.items()}
     found_by = {rowid: tuple(n for n in ran if rowid in held[n]) for rowid, _ in order}
     hits = hydrate(conn, order, flt, query, limit, found_by, visible)
-    return SearchResult(hits, ran, notes)
+    return SearchResult(hits, ran, notes, evidence)
+
+
+def _evidence(
+    conn: sqlite3.Connection,
+    query: Query,
+    flt: Filter,
+    found: Mapping[str, Sequence[tuple[int, float]]],
+    order: Sequence[tuple[int, float]],
+) -> floor.Evidence:
+    """Each layer's best evidence on the scale its floor is calibrated on (`search.floor`).
+
+    Lexical evidence is read from the lexical layer's first passages and the result's, so a
+    search without the lexical layer (semantic alone) has it too."""
+
+    def best(name: str) -> float | None:
+        ranking = found.get(name)
+        if ranking is None:
+            return None
+        return ranking[0][1] if ranking else 0.0
+
+    top = floor.TOP_PASSAGES
+    passages = [rowid for rowid, _ in [*found.get("lexical", [])[:top], *order[:top]]]
+    lexical: float | None = None
+    absent: float | None = None
+    with suppress(sqlite3.Error):  # a damaged full-text index: the layers' notes say so
+        lexical, absent = floor.lexical_evidence(
+            conn, query, flt.workspace, list(dict.fromkeys(passages))
+        )
+    return floor.Evidence(lexical, best("fuzzy"), best("semantic"), absent)
 
 
 def _layer(

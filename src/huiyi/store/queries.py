@@ -329,6 +329,18 @@ def workspace_share(conn: sqlite3.Connection, workspace: str) -> float:
     return int(mine) / int(everywhere) if everywhere else 1.0
 
 
+def workspace_size(conn: sqlite3.Connection, workspace: str | None) -> int:
+    """How many conversation events the workspace holds (every workspace: `None`), from the
+    coverage counters (migration m005): no count over the history."""
+    sql = "SELECT coalesce(sum(n), 0) FROM embed_coverage WHERE model = ''"
+    row = (
+        conn.execute(sql).fetchone()
+        if workspace is None
+        else conn.execute(sql + " AND workspace = ?", (workspace,)).fetchone()
+    )
+    return int(row[0])
+
+
 def recent_turns(conn: sqlite3.Connection, workspace: str, *, limit: int) -> list[tuple[str, str]]:
     """The newest human and assistant messages of a workspace (no private sessions, no
     subagents, nothing host-injected), oldest first, as (role, text)."""
