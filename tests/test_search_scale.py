@@ -16,7 +16,7 @@ import pytest
 from huiyi import Huiyi
 from huiyi.search import lexical
 from huiyi.store import queries
-from huiyi.text.tokenize import parse_query
+from huiyi.text.tokenize import parse_query, tokens
 from tests.builders.lines import LineReader, write
 
 COMMON = "deploy config port cache retry build test release".split()
@@ -88,7 +88,7 @@ def test_the_bounded_candidates_are_ranked_exactly_as_plain_bm25_ranks_them(
     ]
     with _index(tmp_path / "logs", texts) as hy:
         held = {
-            rowid: lexical.indexed_tokens(text)
+            rowid: set(tokens(text))
             for rowid, text in hy.conn.execute("SELECT id, text FROM events ORDER BY id")
         }
         for _ in range(40):
@@ -167,3 +167,40 @@ def test_a_workspace_holding_most_of_the_index_sees_only_its_own_passages(
             hits = hy.search(query, workspace="/w/a", layers=layers).hits
             assert hits and {h.session_id for h in hits} == {"mine"}, (query, layers)
             assert hits[0].seq == 0
+
+
+def test_the_coverage_rerank_counts_the_words_each_passage_holds(
+    tmp_path: Path, window: int
+) -> None:
+    """The re-rank learns from the index which query words a passage holds (from the rows the
+    first page read, else by a lookup for passages older than those); it must count exactly
+    the words the passage's text holds, on bounded and on phrase queries alike."""
+    rng = random.Random(11)
+    texts = [
+        " ".join(rng.choice(COMMON) for _ in range(rng.randint(2, 7)))
+        + (f" {rng.choice(RARE)}" if rng.random() < 0.05 else "")
+        for _ in range(400)
+    ]
+    with _index(tmp_path / "logs", texts) as hy:
+        held = {
+            rowid: set(tokens(text))
+            for rowid, text in hy.conn.execute("SELECT id, text FROM events ORDER BY id")
+        }
+        asked = ['"deploy config" port cache retry']
+        asked += [" ".join(rng.sample(COMMON, 3) + rng.sample(RARE, 1)) for _ in range(15)]
+        asked += [" ".join(rng.sample(COMMON, 4)) for _ in range(5)]
+        for text in asked:
+            query = parse_query(text)
+            words = [t.parts[0] for t in query.terms]
+            match = lexical.match_expression(query, "/w/a")
+            assert match is not None
+            first, _, known = lexical._first_page(hy.conn, query, "/w/a", match, 200)
+            head = [rowid for rowid, _ in first[: lexical.RERANKED]]
+            parts = lexical._free(query)
+            counted = lexical._held(hy.conn, parts, head, known, match)
+            assert counted == {r: sum(w in held[r] for w in words) for r in head}, text
+            assert any(0 < counted[r] < len(words) for r in head), text  # it has work to do
+            scores = dict(first)
+            expected = sorted(head, key=lambda r: scores[r] * counted[r] / len(words))
+            ranked = [rowid for rowid, _ in lexical.ranked(hy.conn, query, "/w/a")]
+            assert ranked[: len(head)] == expected, text
