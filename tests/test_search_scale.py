@@ -204,3 +204,24 @@ def test_the_coverage_rerank_counts_the_words_each_passage_holds(
             expected = sorted(head, key=lambda r: scores[r] * counted[r] / len(words))
             ranked = [rowid for rowid, _ in lexical.ranked(hy.conn, query, "/w/a")]
             assert ranked[: len(head)] == expected, text
+
+
+def test_a_query_of_rare_words_is_answered_from_its_candidates_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, window: int
+) -> None:
+    """When every word of a query is rare, its candidates are all its matches: a search that
+    wants more hits than they give must not score the whole query again (FTS5 counts every
+    row of the workspace's scope token for that BM25)."""
+    texts = [f"{COMMON[n % 8]} note {n}" + (" quokka" if n % 50 == 7 else "") for n in range(400)]
+    plain: list[object] = []
+    real = queries.fts_match
+
+    def counting(*args: object, **kwargs: object) -> list[tuple[int, float]]:
+        plain.append(args)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    with _index(tmp_path / "logs", texts) as hy:
+        monkeypatch.setattr(queries, "fts_match", counting)
+        hits = hy.search("quokka", workspace="/w/a", layers=("lexical",), limit=20).hits
+    assert sorted(h.seq for h in hits) == [7, 7, 7, 7, 57, 57, 57, 57]
+    assert plain == []
