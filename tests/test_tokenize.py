@@ -132,3 +132,13 @@ def test_every_code_point_is_cjk_exactly_when_the_class_says_so() -> None:
         if not 0xD800 <= code < 0xE000 and is_cjk(chr(code)) != bool(in_class.match(chr(code)))
     ]
     assert wrong == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(TEXTS)
+def test_a_quoted_phrase_is_the_token_sequence_the_index_holds(text: str) -> None:
+    """An exact phrase must be the very tokens, in order, that ingestion wrote for the same
+    words, or a quoted query would miss the passage it quotes."""
+    body, _ = index_streams(text)
+    phrases = parse_query('"' + text.replace('"', " ") + '"').phrases
+    assert [list(p) for p in phrases] == ([unicode61(body)] if unicode61(body) else [])
