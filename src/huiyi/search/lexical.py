@@ -167,11 +167,13 @@ def _held(
     asked: list[tuple[str, int, int]] = []
     missing: list[set[int]] = []
     for n, part in enumerate(parts):
-        read = lists[n] if lists else []
-        found = set(read)
-        # a part's rows read are all its rows from the oldest of them on (all of them, when
-        # it is rare): every candidate of the window is among them, an older one is not
-        complete_from = min(read) if len(read) >= WINDOW else 0 if lists else 1 << 62
+        if lists:
+            found = set(lists[n])
+            # a part's rows read are all its rows from the oldest of them on (all of them,
+            # when it is rare): every candidate of the window is among them
+            complete_from = min(lists[n]) if len(lists[n]) >= WINDOW else 0
+        else:  # a phrase query read nothing per part: every passage is looked up
+            found, complete_from = set(), max(rowids, default=0) + 1
         unknown: set[int] = set()
         for rowid in rowids:
             if rowid in found:
