@@ -6,13 +6,11 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from huiyi import Huiyi
-from huiyi.search import lexical
 from huiyi.text.snippet import SNIPPET_UNITS, snippet, utf16_len
-from huiyi.text.tokenize import tokens
 from tests.builders.lines import LineReader, write
 
 CORPUS = [
@@ -132,20 +130,3 @@ def test_a_passage_holding_all_the_words_outranks_one_rare_word_repeated(tmp_pat
         hy.index(readers=[LineReader(logs)])
         hits = hy.search("zymurgy deploy config port", workspace="/w/a", layers=("lexical",))
     assert hits.hits[0].seq == 1
-
-
-#: pieces that exercise the tokenizer's rules: CJK runs and lone characters, compounds,
-#: camelCase, digits, full-width forms, diacritics, separators
-PIECES = (
-    "回滚", "数据库迁移", "库", "getUserName", "src/app/main.py", "snake_case_name", "E1234",
-    "8321", "--no-verify", "Ｆｕｌｌ", "naïve", "the", "Foo.bar", "_x_", "，", " ", "\n",
-    "HTTPServer", "v2.0", "a-b", "日本語テキスト", "한국어",
-)  # fmt: skip
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.text() | st.lists(st.sampled_from(PIECES), max_size=30).map("".join))
-def test_the_coverage_rerank_sees_the_tokens_the_index_holds(text: str) -> None:
-    """The re-rank reads tokens the way ingestion makes them; they must be the very tokens
-    the query side's tokenizer finds, or coverage would rank differently."""
-    assert lexical.indexed_tokens(text) == set(tokens(text))

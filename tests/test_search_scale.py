@@ -16,7 +16,7 @@ import pytest
 from huiyi import Huiyi
 from huiyi.search import fuzzy, lexical
 from huiyi.store import queries
-from huiyi.text.tokenize import parse_query
+from huiyi.text.tokenize import parse_query, tokens
 from tests.builders.lines import LineReader, write
 
 COMMON = "deploy config port cache retry build test release".split()
@@ -88,7 +88,7 @@ def test_the_bounded_candidates_are_ranked_exactly_as_plain_bm25_ranks_them(
     ]
     with _index(tmp_path / "logs", texts) as hy:
         held = {
-            rowid: lexical.indexed_tokens(text)
+            rowid: set(tokens(text))
             for rowid, text in hy.conn.execute("SELECT id, text FROM events ORDER BY id")
         }
         for _ in range(40):
@@ -199,3 +199,61 @@ def test_a_typo_in_the_largest_workspace_is_found_when_a_newer_one_fills_the_loo
         hits = hy.search("reconect", workspace="/w/a", layers=("fuzzy",)).hits
     assert hits and all(h.session_id.startswith("mine") for h in hits)
     assert "reconnect handler" in hits[0].snippet
+
+
+def test_the_coverage_rerank_counts_the_words_each_passage_holds(
+    tmp_path: Path, window: int
+) -> None:
+    """The re-rank learns from the index which query words a passage holds (from the rows the
+    first page read, else by a lookup for passages older than those); it must count exactly
+    the words the passage's text holds, on bounded and on phrase queries alike."""
+    rng = random.Random(11)
+    texts = [
+        " ".join(rng.choice(COMMON) for _ in range(rng.randint(2, 7)))
+        + (f" {rng.choice(RARE)}" if rng.random() < 0.05 else "")
+        for _ in range(400)
+    ]
+    with _index(tmp_path / "logs", texts) as hy:
+        held = {
+            rowid: set(tokens(text))
+            for rowid, text in hy.conn.execute("SELECT id, text FROM events ORDER BY id")
+        }
+        asked = ['"deploy config" port cache retry']
+        asked += [" ".join(rng.sample(COMMON, 3) + rng.sample(RARE, 1)) for _ in range(15)]
+        asked += [" ".join(rng.sample(COMMON, 4)) for _ in range(5)]
+        for text in asked:
+            query = parse_query(text)
+            words = [t.parts[0] for t in query.terms]
+            match = lexical.match_expression(query, "/w/a")
+            assert match is not None
+            first, _, known = lexical._first_page(hy.conn, query, "/w/a", match, 200)
+            head = [rowid for rowid, _ in first[: lexical.RERANKED]]
+            parts = lexical._free(query)
+            counted = lexical._held(hy.conn, parts, head, known, match)
+            assert counted == {r: sum(w in held[r] for w in words) for r in head}, text
+            assert any(0 < counted[r] < len(words) for r in head), text  # it has work to do
+            scores = dict(first)
+            expected = sorted(head, key=lambda r: scores[r] * counted[r] / len(words))
+            ranked = [rowid for rowid, _ in lexical.ranked(hy.conn, query, "/w/a")]
+            assert ranked[: len(head)] == expected, text
+
+
+def test_a_query_of_rare_words_is_answered_from_its_candidates_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, window: int
+) -> None:
+    """When every word of a query is rare, its candidates are all its matches: a search that
+    wants more hits than they give must not score the whole query again (FTS5 counts every
+    row of the workspace's scope token for that BM25)."""
+    texts = [f"{COMMON[n % 8]} note {n}" + (" quokka" if n % 50 == 7 else "") for n in range(400)]
+    plain: list[object] = []
+    real = queries.fts_match
+
+    def counting(*args: object, **kwargs: object) -> list[tuple[int, float]]:
+        plain.append(args)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    with _index(tmp_path / "logs", texts) as hy:
+        monkeypatch.setattr(queries, "fts_match", counting)
+        hits = hy.search("quokka", workspace="/w/a", layers=("lexical",), limit=20).hits
+    assert sorted(h.seq for h in hits) == [7, 7, 7, 7, 57, 57, 57, 57]
+    assert plain == []

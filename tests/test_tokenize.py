@@ -3,13 +3,25 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from huiyi.text.tokenize import index_streams, parse_query, terms
+from huiyi.text.tokenize import (
+    CJK_CLASS,
+    MAX_TOKEN,
+    Term,
+    cjk_bigrams,
+    index_streams,
+    is_cjk,
+    parse_query,
+    terms,
+    tokens,
+    word_parts,
+)
 
 
 def reference_streams(text: str) -> tuple[str, str]:
@@ -67,3 +79,66 @@ def test_quoted_parts_of_a_query_are_phrases() -> None:
     query = parse_query('"make ship" the deploy')
     assert query.phrases == (("make", "ship"),)
     assert [t.parts for t in query.terms] == [("deploy",)]
+
+
+#: pieces that exercise the tokenizer's rules: CJK runs and lone characters, compounds,
+#: camelCase, digits, full-width forms, diacritics, separators
+PIECES = (
+    "回滚", "数据库迁移", "库", "getUserName", "src/app/main.py", "snake_case_name", "E1234",
+    "8321", "--no-verify", "Ｆｕｌｌ", "naïve", "the", "Foo.bar", "_x_", "，", " ", "\n",
+    "HTTPServer", "v2.0", "a-b", "日本語テキスト", "한국어", "x回y", "a.回", "豈", "ー",
+)  # fmt: skip
+TEXTS = st.text() | st.lists(st.sampled_from(PIECES), max_size=30).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(TEXTS)
+def test_the_index_holds_the_tokens_the_query_side_finds(text: str) -> None:
+    """What ingestion writes (`body` as unicode61 splits it, and `whole`) is the very set of
+    tokens the query side makes of the same text, or a query word would miss its passage."""
+    body, whole = index_streams(text)
+    assert {*unicode61(body), *whole.split()} == set(tokens(text))
+
+
+_CLASS_WORD = rf"[^\W_{CJK_CLASS}]"
+_CLASS_SCAN = re.compile(
+    rf"(?P<cjk>[{CJK_CLASS}]+)|(?P<word>{_CLASS_WORD}+(?:[_./:\\-]+{_CLASS_WORD}+)*)"
+)
+
+
+def class_scan_terms(text: str) -> list[Term]:
+    """The query side as one pattern with the CJK class (what `terms` was before it learnt to
+    find CJK runs without compiling that class)."""
+    out: list[Term] = []
+    for m in _CLASS_SCAN.finditer(unicodedata.normalize("NFKC", text)):
+        if m.group("cjk") is not None:
+            out.append(Term(tuple(cjk_bigrams(m.group("cjk"))), cjk=True))
+        elif parts := word_parts(m.group("word")):
+            out.append(Term(tuple(parts), "_".join(parts)[:MAX_TOKEN] if len(parts) > 1 else None))
+    return out
+
+
+@settings(max_examples=500, deadline=None)
+@given(TEXTS)
+def test_query_terms_are_those_of_a_scan_with_the_cjk_class(text: str) -> None:
+    assert terms(text) == class_scan_terms(text)
+
+
+def test_every_code_point_is_cjk_exactly_when_the_class_says_so() -> None:
+    in_class = re.compile(f"[{CJK_CLASS}]")
+    wrong = [
+        hex(code)
+        for code in range(0x110000)
+        if not 0xD800 <= code < 0xE000 and is_cjk(chr(code)) != bool(in_class.match(chr(code)))
+    ]
+    assert wrong == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(TEXTS)
+def test_a_quoted_phrase_is_the_token_sequence_the_index_holds(text: str) -> None:
+    """An exact phrase must be the very tokens, in order, that ingestion wrote for the same
+    words, or a quoted query would miss the passage it quotes."""
+    body, _ = index_streams(text)
+    phrases = parse_query('"' + text.replace('"', " ") + '"').phrases
+    assert [list(p) for p in phrases] == ([unicode61(body)] if unicode61(body) else [])

@@ -29,7 +29,6 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -173,6 +172,33 @@ def _phrase(unit: tuple[str, ...]) -> str:
     return 'body:"' + " ".join(unit).replace('"', '""') + '"'
 
 
+def _held(
+    conn: sqlite3.Connection, matches: list[str], rows: list[set[int]], rowids: list[int]
+) -> dict[int, set[int]]:
+    """Which of the query's units (by index into `matches`) each passage holds, as the index
+    holds them: the rows read per unit answer for most passages, one statement for the rest
+    (a passage older than the `DF_CAP` rows read of a common unit). Not by re-tokenising the
+    passages' text, which costs a search more than the rest of its lexical evidence."""
+    held: dict[int, set[int]] = {rowid: set() for rowid in rowids}
+    asked: list[tuple[str, int, int]] = []
+    which: list[int] = []
+    for n, found in enumerate(rows):
+        complete_from = min(found) if len(found) >= DF_CAP else 0
+        unknown = []
+        for rowid in rowids:
+            if rowid in found:
+                held[rowid].add(n)
+            elif rowid < complete_from:
+                unknown.append(rowid)
+        if unknown:
+            asked.append((matches[n], min(unknown), max(unknown)))
+            which.append(n)
+    for i, rowid in queries.fts_rows(conn, asked):
+        if rowid in held:
+            held[rowid].add(which[i])
+    return held
+
+
 def lexical_evidence(
     conn: sqlite3.Connection, query: Query, workspace: str | None, rowids: Sequence[int]
 ) -> tuple[float, float]:
@@ -181,26 +207,26 @@ def lexical_evidence(
 
     A word's weight is its inverse document frequency in the searched workspace,
     `log(1 + N / (1 + n))`, with `n` read from the full-text index up to `DF_CAP` rows."""
-    from huiyi.search.lexical import indexed_tokens
-
     units = _units(query)
     if not units:
         return 0.0, 0.0
     scope = "" if workspace is None else f' AND scope:"{scope_token(workspace)}"'
-    postings = queries.fts_postings(conn, [f"({_phrase(u)}){scope}" for u in units], cap=DF_CAP)
-    found = Counter(n for n, _ in postings)
+    matches = [f"({_phrase(u)}){scope}" for u in units]
+    postings = queries.fts_postings(conn, matches, cap=DF_CAP)
+    rows: list[set[int]] = [set() for _ in units]
+    for n, rowid in postings:
+        rows[n].add(rowid)
     size = max(queries.workspace_size(conn, workspace), 1)
-    weights = [math.log1p(size / (1 + found[n])) for n in range(len(units))]
+    weights = [math.log1p(size / (1 + len(found))) for found in rows]
     total = sum(weights)
-    missing = sum(w for n, w in enumerate(weights) if not found[n])
+    missing = sum(w for w, found in zip(weights, rows, strict=True) if not found)
     absent = missing / total if total else 0.0
     # a word the workspace never uses is in no passage: coverage counts the others (a Chinese
     # question's bigrams across word boundaries, `校毕` in `学校毕业`, are mostly such words)
     known = total - missing
-    texts = queries.texts_by_rowid(conn, list(rowids))
+    held = _held(conn, matches, rows, list(rowids))
     best = 0.0
     for rowid in rowids:
-        tokens = indexed_tokens(texts.get(rowid, ""))
-        held = sum(w for u, w in zip(units, weights, strict=True) if all(p in tokens for p in u))
-        best = max(best, held / known if known else 0.0)
+        share = sum(w for n, w in enumerate(weights) if n in held[rowid])
+        best = max(best, share / known if known else 0.0)
     return best, absent

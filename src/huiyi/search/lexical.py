@@ -14,8 +14,6 @@ scores FTS5 gives them in an unbounded query (`_first_page`).
 
 from __future__ import annotations
 
-import heapq
-import re
 import sqlite3
 from collections.abc import Iterator
 
@@ -87,11 +85,17 @@ def _parts(query: Query) -> list[str]:
     return [] if query.phrases else _free(query)
 
 
+#: What a first page learnt of which passages hold which part of the query (`_held`): per
+#: part, the newest `WINDOW` rows holding it, and an expression (its rare parts) that every
+#: candidate older than the rows read of a common part matches.
+Known = tuple[list[list[int]], str]
+
+
 def _first_page(
     conn: sqlite3.Connection, query: Query, workspace: str | None, match: str, page: int
-) -> tuple[list[tuple[int, float]], bool]:
-    """The best `page` (rowid, bm25) of the bounded candidates (see `WINDOW`), and whether
-    they are the plain query's first page.
+) -> tuple[list[tuple[int, float]], bool, Known | None]:
+    """The best `page` (rowid, bm25) of the bounded candidates (see `WINDOW`), whether they
+    are the plain query's first page, and what the rows read tell of who holds which part.
 
     The newest `WINDOW` rows of each part tell which parts are rare and where the window of
     the newest `WINDOW` matches begins: the candidates are those rows. The BM25 of a candidate
@@ -101,78 +105,88 @@ def _first_page(
     """
     parts, scope = _parts(query), _scope(workspace)
     if not parts:
-        return queries.fts_match(conn, match, limit=page), True
+        return queries.fts_match(conn, match, limit=page), True, None
     postings = queries.fts_postings(conn, [f"({p}){scope}" for p in parts], cap=WINDOW)
     rows: list[list[int]] = [[] for _ in parts]
     for n, rowid in postings:
         rows[n].append(rowid)
     candidates = {rowid for _, rowid in postings}
     if not candidates:
-        return [], True
+        return [], True, None
     unscoped = workspace is None or queries.workspace_share(conn, workspace) >= UNSCOPED_SHARE
     expr, scope = (_unscoped(query) or match, "") if unscoped else (match, scope)
     rare = [p for p, found in zip(parts, rows, strict=True) if len(found) < WINDOW]
+    either = " OR ".join(rare)
     if len(rare) == len(parts):  # every match is a candidate
         floor = min(candidates)
         scores = queries.fts_scores(conn, expr, floor, max(candidates))
     else:
-        floor = heapq.nlargest(WINDOW, candidates)[-1]
+        floor = sorted(candidates, reverse=True)[WINDOW - 1]
         scores = queries.fts_scores(conn, expr, floor, max(candidates))
         older = [r for found in rows if len(found) < WINDOW for r in found if r < floor]
         if older:
-            either = " OR ".join(rare)
             low, high = min(older), floor - 1
             twice = queries.fts_scores(conn, f"({expr}) AND ({either})", low, high)
             once = queries.fts_scores(conn, f"({either}){scope}", low, high)
             scores.update((rowid, score - once[rowid]) for rowid, score in twice.items())
+    # rounded: a score found by subtraction may differ in its last bit, and ties go to the
+    # older passage as in FTS5's own order
     ranked = sorted(
-        ((rowid, score) for rowid, score in scores.items() if rowid in candidates),
-        # rounded: a score found by subtraction may differ in its last bit, and ties go
-        # to the older passage as in FTS5's own order
-        key=lambda item: (round(item[1], 9), item[0]),
+        (round(score, 9), rowid) for rowid, score in scores.items() if rowid in candidates
     )
-    return ranked[:page], False
+    # every match is a candidate when every part is rare: fewer than a page of them are then
+    # the plain query's whole answer, and a caller reading on must not score it all again
+    # (which cost a rare word's search 10 ms at 100k messages)
+    plain = len(rare) == len(parts) and len(ranked) < page
+    return [(rowid, score) for score, rowid in ranked[:page]], plain, (rows, either)
 
 
-#: Queries with at least this many units have their first page re-ranked by term coverage
-#: (BM25 x the share of the query's words a passage holds). Measured: golden MRR 0.860 ->
-#: 0.868, LoCoMo hybrid hit@5 0.642 -> 0.647, MemDaily 0.780 -> 0.779. Squaring the share
-#: changed nothing more; also scaling the lexical layer's fusion weight by its best coverage
-#: lifted golden recall@5 to 0.840 but cost MemDaily 0.016, so it was dropped.
+#: Queries with at least this many parts (words, bigrams, compounds) have their first page
+#: re-ranked by coverage: BM25 x the share of the query's parts a passage holds. Measured (with
+#: coverage counted over words and bigrams re-read from the text): golden MRR 0.860 -> 0.868,
+#: LoCoMo hybrid hit@5 0.642 -> 0.647, MemDaily 0.780 -> 0.779. Squaring the share changed
+#: nothing more; also scaling the lexical layer's fusion weight by its best coverage lifted
+#: golden recall@5 to 0.840 but cost MemDaily 0.016, so it was dropped.
 COVERAGE_MIN_UNITS = 3
 #: how many of the best BM25 passages are re-ranked
 RERANKED = 100
-#: what FTS5's `unicode61` (with `_` as a token character) keeps as one token
-_FTS_TOKEN = re.compile(r"\w+")
 
 
-def _units(query: Query) -> list[tuple[str, ...]]:
-    """What coverage counts: each CJK bigram, and each word or compound (all its parts)."""
-    units: list[tuple[str, ...]] = []
-    for term in query.terms:
-        if term.cjk:
-            units.extend((p,) for p in term.parts)
-        else:
-            units.append(term.parts)
-    return list(dict.fromkeys(units))
+def _held(
+    conn: sqlite3.Connection, parts: list[str], rowids: list[int], known: Known | None, match: str
+) -> dict[int, int]:
+    """How many of the query's parts each passage of `rowids` holds, as the index holds them.
 
-
-def indexed_tokens(text: str) -> set[str]:
-    """The tokens the full-text index holds for a passage: its `body` split as `unicode61`
-    splits it, and its `whole` compounds.
-
-    Made by the ingestion path's own `index_streams` (plain words pass through untouched),
-    about 3x faster than `tokenize.tokens` on long assistant messages, and the same set."""
-    # imported here: `textindex` brings the log readers' helpers, which a search never needs
-    from huiyi.store.textindex import fts_streams
-
-    body, whole = fts_streams(text)
-    return {*_FTS_TOKEN.findall(body.lower()), *whole.split()}
-
-
-def _coverage(units: list[tuple[str, ...]], text: str) -> float:
-    present = indexed_tokens(text)
-    return sum(1 for u in units if all(p in present for p in u)) / len(units)
+    What the first page read answers for most passages; the rest (a passage older than the
+    rows read of a common part, or every passage of a phrase query) are looked up in one
+    statement, among the rows of their range that match what every such passage matches.
+    Re-tokenising the passages' text instead cost more than the rest of a lexical search.
+    """
+    lists, within = known if known is not None else ([], match)
+    count = dict.fromkeys(rowids, 0)
+    asked: list[tuple[str, int, int]] = []
+    missing: list[set[int]] = []
+    for n, part in enumerate(parts):
+        if lists:
+            found = set(lists[n])
+            # a part's rows read are all its rows from the oldest of them on (all of them,
+            # when it is rare): every candidate of the window is among them
+            complete_from = min(lists[n]) if len(lists[n]) >= WINDOW else 0
+        else:  # a phrase query read nothing per part: every passage is looked up
+            found, complete_from = set(), max(rowids, default=0) + 1
+        unknown: set[int] = set()
+        for rowid in rowids:
+            if rowid in found:
+                count[rowid] += 1
+            elif rowid < complete_from:
+                unknown.add(rowid)
+        if unknown:
+            asked.append((f"({part}) AND ({within})", min(unknown), max(unknown)))
+            missing.append(unknown)
+    for n, rowid in queries.fts_rows(conn, asked):
+        if rowid in missing[n]:
+            count[rowid] += 1
+    return count
 
 
 def ranked(
@@ -188,13 +202,13 @@ def ranked(
     match = match_expression(query, workspace)
     if match is None:
         return
-    first, plain = _first_page(conn, query, workspace, match, page)
+    first, plain, known = _first_page(conn, query, workspace, match, page)
     scored = [(rowid, -bm25) for rowid, bm25 in first]
-    units = _units(query)
-    if len(units) >= COVERAGE_MIN_UNITS:
+    parts = _free(query)
+    if len(parts) >= COVERAGE_MIN_UNITS:
         head, tail = scored[:RERANKED], scored[RERANKED:]
-        texts = queries.texts_by_rowid(conn, [rowid for rowid, _ in head])
-        head = [(rowid, score * _coverage(units, texts.get(rowid, ""))) for rowid, score in head]
+        held = _held(conn, parts, [rowid for rowid, _ in head], known, match)
+        head = [(rowid, score * held[rowid] / len(parts)) for rowid, score in head]
         head.sort(key=lambda item: item[1], reverse=True)
         scored = head + tail
     yield from scored

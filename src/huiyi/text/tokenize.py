@@ -21,15 +21,27 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
+from collections.abc import Iterator
+from typing import NamedTuple
 
 from huiyi.text.lazyre import lazy
 
-CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+#: The CJK blocks: kana, CJK extension A, unified ideographs, compatibility ideographs, Hangul.
+CJK_RANGES = (
+    (0x3040, 0x30FF),
+    (0x3400, 0x4DBF),
+    (0x4E00, 0x9FFF),
+    (0xF900, 0xFAFF),
+    (0xAC00, 0xD7AF),
+)
+CJK_CLASS = "".join(f"{chr(low)}-{chr(high)}" for low, high in CJK_RANGES)
 _CJK_RUN = f"[{CJK_CLASS}]+"
 _WORD_CHAR = rf"[^\W_{CJK_CLASS}]"
-# The two patterns with CJK classes cost about 10 and 17 ms to compile: on first use (`lazy`).
-_SCAN = lazy(rf"(?P<cjk>{_CJK_RUN})|(?P<word>{_WORD_CHAR}+(?:[_./:\\-]+{_WORD_CHAR}+)*)")
+# `re` sets a class's ranges code point by code point: each copy of the CJK class costs about
+# 3.5 ms to compile. The query side (`terms`) finds CJK runs without one (`cjk_runs`); the
+# ingestion pattern below holds six copies and is compiled on first use (`lazy`).
+_WORD = re.compile(r"[^\W_]+(?:[_./:\\-]+[^\W_]+)*")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 _SEPARATORS = re.compile(r"[_./:\\-]+")
 _ASCII_PIECES = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _SIMPLE = re.compile(r"[a-z]+|[0-9]+")
@@ -72,29 +84,73 @@ def word_parts(compound: str) -> list[str]:
     return parts
 
 
-@dataclass(frozen=True, slots=True)
-class Term:
-    """One query unit: a single token, a CJK run (as bigrams) or a compound (parts + whole)."""
+class Term(NamedTuple):
+    """One query unit: a single token, a CJK run (as bigrams) or a compound (parts + whole).
+
+    Named tuples rather than dataclasses, here and for `Query`: a dataclass costs about a
+    millisecond to create at import, in every process that searches.
+    """
 
     parts: tuple[str, ...]
     whole: str | None = None
     cjk: bool = False
 
 
-def terms(text: str) -> list[Term]:
-    """Scan text into terms in order of appearance."""
-    text = unicodedata.normalize("NFKC", text)
-    out: list[Term] = []
-    for m in _SCAN().finditer(text):
-        run = m.group("cjk")
-        if run is not None:
-            out.append(Term(tuple(cjk_bigrams(run)), cjk=True))
-            continue
-        parts = word_parts(m.group("word"))
+def is_cjk(char: str) -> bool:
+    """Whether one character is in `CJK_RANGES` (spelt out: this runs per character)."""
+    code = ord(char)
+    return (
+        0x4E00 <= code <= 0x9FFF
+        or 0x3040 <= code <= 0x30FF
+        or 0xAC00 <= code <= 0xD7AF
+        or 0x3400 <= code <= 0x4DBF
+        or 0xF900 <= code <= 0xFAFF
+    )
+
+
+def cjk_runs(text: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of every maximal run of CJK characters in `text`, in order.
+
+    The same runs as `[CJK_CLASS]+` finds, without compiling that class: only the non-ASCII
+    stretches of the text are looked at, a character at a time (queries and prompts are short;
+    the ingestion path, which tokenises whole histories, uses its compiled pattern).
+    """
+    if text.isascii():
+        return
+    for stretch in _NON_ASCII.finditer(text):
+        start = None
+        for at, char in enumerate(stretch.group(), stretch.start()):
+            if is_cjk(char):
+                if start is None:
+                    start = at
+            elif start is not None:
+                yield start, at
+                start = None
+        if start is not None:
+            yield start, stretch.end()
+
+
+def _word_terms(text: str, start: int, end: int, out: list[Term]) -> None:
+    """The word and compound terms of `text[start:end]`, a stretch without CJK characters."""
+    for m in _WORD.finditer(text, start, end):
+        parts = word_parts(m.group())
         if not parts:
             continue
         whole = "_".join(parts)[:MAX_TOKEN] if len(parts) > 1 else None
         out.append(Term(tuple(parts), whole))
+
+
+def terms(text: str) -> list[Term]:
+    """Scan text into terms in order of appearance: a word never spans a CJK character, so
+    the text is cut at its CJK runs and words are read from the stretches between them."""
+    text = unicodedata.normalize("NFKC", text)
+    out: list[Term] = []
+    done = 0
+    for start, end in cjk_runs(text):
+        _word_terms(text, done, start, out)
+        out.append(Term(tuple(cjk_bigrams(text[start:end])), cjk=True))
+        done = end
+    _word_terms(text, done, len(text), out)
     return out
 
 
@@ -165,8 +221,7 @@ def tokens(text: str) -> list[str]:
     return out
 
 
-@dataclass(frozen=True, slots=True)
-class Query:
+class Query(NamedTuple):
     """A parsed search query: free terms (ranked, any may match) and exact phrases (all must)."""
 
     terms: tuple[Term, ...]
@@ -209,10 +264,12 @@ def parse_query(query: str) -> Query:
     phrases: list[tuple[str, ...]] = []
 
     def take_phrase(m: re.Match[str]) -> str:
+        # the phrase's tokens in order, as the index's `body` holds them (`terms` makes the
+        # same ones as ingestion; the ingestion pattern would cost a search 19 ms to compile)
         inner = next(g for g in m.groups() if g is not None)
-        body, _ = index_streams(inner)
-        if body:
-            phrases.append(tuple(body.split()))
+        parts = tuple(part for term in terms(inner) for part in term.parts)
+        if parts:
+            phrases.append(parts)
         return " "
 
     rest = _QUOTED.sub(take_phrase, query)
