@@ -8,6 +8,7 @@ import sqlite3
 from pathlib import Path
 
 from huiyi import Huiyi
+from huiyi.cli_index import embed_progress
 from huiyi.store import vectors
 from tests.builders.lines import LineReader, write
 
@@ -110,3 +111,10 @@ def test_private_sessions_are_never_queued(tmp_path: Path) -> None:
         assert "secret plan" not in embedded_texts(hy)
         assert isinstance(hy.conn, sqlite3.Connection)
         assert vectors.EmbedQueue().next(hy.conn, hy.semantic.model, limit=5) == []  # type: ignore[union-attr]
+
+
+def test_the_progress_line_gives_the_rate_and_the_time_left() -> None:
+    assert embed_progress(1_200, 9_000, 30.0) == "1,200/9,000 messages  40/s  about 3m15s left"
+    assert embed_progress(50, 100, 5.0) == "50/100 messages  10/s  about 5s left"
+    assert embed_progress(10, 100_000, 1.0) == "10/100,000 messages  10/s  about 2h46m left"
+    assert embed_progress(0, 100, 0.0) == "0/100 messages"  # no rate yet: no guess
