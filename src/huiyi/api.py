@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # and, for a command that only reads, not imported at all:
     from huiyi.sources import Reader
     from huiyi.store.ingest import SourceReport
     from huiyi.store.maintenance import RepairReport
+    from huiyi.store.vectors import EmbedQueue
 
 MAX_LIMIT = 1000
 
@@ -84,6 +85,7 @@ class Huiyi:
         )
         self._semantic: Semantic | None = None
         self._semantic_failed: str | None = None
+        self._embed_queue: EmbedQueue | None = None
 
     # -- plumbing ------------------------------------------------------------------------
 
@@ -219,7 +221,11 @@ class Huiyi:
                 return None
             try:
                 embedder = (
-                    make_embedder(spec, api_key=self.settings.embed_api_key)
+                    make_embedder(
+                        spec,
+                        api_key=self.settings.embed_api_key,
+                        cache_dir=self.settings.home / "models",
+                    )
                     if isinstance(spec, str)
                     else spec
                 )
@@ -249,16 +255,21 @@ class Huiyi:
         batch: int = 32,
         max_seconds: float | None = None,
     ) -> int:
-        """Embed conversation events that have no vector yet, oldest first; returns how many.
+        """Embed conversation events that have no vector yet, newest sessions first and their
+        user messages first (`vectors.EmbedQueue`); returns how many.
 
         The model runs outside the writer lock; each batch is saved under it briefly, so hooks
-        and MCP servers keep indexing meanwhile. Stops early after `max_seconds`.
+        and MCP servers keep indexing meanwhile. Stops early after `max_seconds`; the next call
+        goes on where this one stopped.
         """
         from huiyi.store import vectors
 
         semantic = self.semantic
         if semantic is None:
             return 0
+        if self._embed_queue is None:
+            self._embed_queue = vectors.EmbedQueue()
+        queue = self._embed_queue
         started = time.monotonic()
         done = 0
         todo = 0
@@ -266,7 +277,7 @@ class Huiyi:
             embedded, embeddable = vectors.coverage(self.conn, semantic.model, None)
             todo = embeddable - embedded
         while True:
-            rows = vectors.missing(self.conn, semantic.model, limit=batch)
+            rows = queue.next(self.conn, semantic.model, limit=batch)
             if not rows:
                 break
             matrix = semantic.embedder.embed_passages([text for _, text in rows])

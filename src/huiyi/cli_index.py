@@ -21,7 +21,7 @@ from huiyi.integrations.terminal import search_payload
 if TYPE_CHECKING:
     from huiyi.api import Huiyi, IndexReport
 
-__all__ = ["doctor", "forget", "index"]
+__all__ = ["doctor", "embed_progress", "forget", "index"]
 
 DEMO_QUERY = "回滚"
 
@@ -104,12 +104,50 @@ def index(
                     _embed(hy, quiet=True)
 
 
+def embed_progress(done: int, total: int, seconds: float) -> str:
+    """`1,200/9,000 messages  40/s  about 3m15s left`: the rate so far and the time left at it."""
+    rate = done / seconds if seconds > 0 else 0.0
+    line = f"{done:,}/{total:,} messages"
+    if rate > 0:
+        left = round((total - done) / rate)
+        minutes, secs = divmod(left, 60)
+        hours, minutes = divmod(minutes, 60)
+        when = (
+            f"{hours}h{minutes:02d}m"
+            if hours
+            else f"{minutes}m{secs:02d}s"
+            if minutes
+            else f"{secs}s"
+        )
+        line += f"  {rate:,.0f}/s  about {when} left"
+    return line
+
+
+class _EmbedBar:
+    """Embedding progress on stderr, only when stderr is a terminal: a bar, the rate and the
+    time left (newest sessions are embedded first, so search by meaning on recent history
+    works long before the bar is full)."""
+
+    def __init__(self) -> None:
+        self.enabled = sys.stderr.isatty()
+        self.started = time.perf_counter()
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled or total == 0:
+            return
+        width = 24
+        filled = width * done // total
+        bar = "█" * filled + "░" * (width - filled)
+        text = embed_progress(done, total, time.perf_counter() - self.started)
+        click.echo(f"\rembed   {bar} {text}\x1b[K", err=True, nl=done == total)
+
+
 def _embed(hy: Huiyi, *, quiet: bool) -> None:
     """Compute missing vectors; Ctrl-C keeps what is done (the next run continues)."""
-    bar = _Bar()
+    bar = _EmbedBar()
     started = time.perf_counter()
     try:
-        done = hy.embed(progress=lambda n, total: bar("embed", n, total))
+        done = hy.embed(progress=bar)
     except KeyboardInterrupt:
         embedded, embeddable = hy.coverage(all_workspaces=True)
         click.echo(

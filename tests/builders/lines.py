@@ -16,7 +16,8 @@ from huiyi.sources.base import Cursor, ReadResult, SessionChunk
 
 
 class LineReader:
-    """One JSON object per line: {"s": session, "q": seq, "t": text, ...}; complete lines only."""
+    """One JSON object per line: {"s": session, "q": seq, "t": text, ...}; complete lines only.
+    Optional: "k" the kind (an assistant's has role assistant), "ms" the time."""
 
     source: ClassVar[str] = "test"
 
@@ -56,9 +57,9 @@ class LineReader:
                 Event(
                     rec["s"],
                     rec["q"],
-                    1_000 + rec["q"],
+                    rec.get("ms", 1_000 + rec["q"]),
                     Kind(rec.get("k", "user")),
-                    "user",
+                    rec.get("k", "user") if rec.get("k") == "assistant" else "user",
                     rec["t"],
                     Surface(rec.get("surface", "current")),
                     uid=rec.get("uid"),

