@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from huiyi import Huiyi
@@ -338,6 +338,9 @@ VALUES = st.one_of(
         unique_by=lambda pair: pair[0],
     )
 )
+# three quotes inside a one-line string open no multi-line string: the line is still found
+@example([("enabled", ["'''"])])
+@example([("maxInjectChars", 'x """ y'), ("enabled", 3)])
 def test_any_keys_and_values_load_or_name_the_line_and_key_at_fault(
     pairs: list[tuple[str, object]],
 ) -> None:

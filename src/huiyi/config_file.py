@@ -99,11 +99,10 @@ class ConfigFile:
     def _index(self) -> dict[str, int]:
         """The first line of each assigned dotted key, and of each table header (`[name]`)."""
         found: dict[str, int] = {}
-        table, in_string = "", False
+        table = ""
+        inside = _in_multiline_string(self.lines)
         for number, text in enumerate(self.lines, 1):
-            toggles = text.count('"""') % 2 == 1 or text.count("'''") % 2 == 1
-            if in_string or toggles:  # inside a multi-line string nothing is a key
-                in_string ^= toggles
+            if inside[number - 1]:  # inside a multi-line string nothing is a key
                 continue
             if header := _HEADER.match(text):
                 table = _dotted(header.group(1))
@@ -181,3 +180,32 @@ def unknown_key(label: str, key: str, known: Mapping[str, str], env_only: Mappin
         return f"{label} is not a setting; [{table}] holds {', '.join(inside)}"
     top = {n if "." not in n else f"[{n.split('.')[0]}]" for n in known}
     return f"{label} is not a setting; the file holds {', '.join(sorted(top))}"
+
+
+def _in_multiline_string(lines: list[str]) -> list[bool]:
+    """For each line, whether it begins inside a multi-line string (three quotes of either
+    kind). Scanned as TOML reads it, one-line strings and comments included, so three quotes
+    inside a one-line string (`key = ["'''"]`) or a comment open nothing."""
+    inside: list[bool] = []
+    state = ""  # the open string's delimiter, or "" outside strings
+    for line in lines:
+        inside.append(len(state) == 3)
+        i = 0
+        while i < len(line):
+            if not state:
+                if line[i] == "#":
+                    break
+                if line.startswith(('"""', "'''"), i):
+                    state, i = line[i] * 3, i + 3
+                    continue
+                if line[i] in "\"'":
+                    state = line[i]
+            elif state[0] == '"' and line[i] == "\\":
+                i += 1  # an escaped character
+            elif line.startswith(state, i):
+                state, i = "", i + len(state)
+                continue
+            i += 1
+        if len(state) == 1:
+            state = ""  # a one-line string ends with its line (or the file is not TOML)
+    return inside
