@@ -19,12 +19,11 @@ import sqlite3
 from collections import Counter
 
 from huiyi.store import queries
-from huiyi.text.tokenize import CJK_CLASS, cjk_bigrams, normalize
+from huiyi.text.tokenize import cjk_bigrams, cjk_runs, normalize
 from huiyi.workspace import fuzzy_scope_token
 
 _SPACE = re.compile(r"\s+")
 _SIGNAL = re.compile(r"\w")
-_CJK_OR_NOT = re.compile(f"([{CJK_CLASS}]+)|([^{CJK_CLASS}]+)")
 #: at most this many trigrams are looked up (evenly sampled); containment uses them all
 MAX_MATCH_GRAMS = 24
 #: rows read per query trigram: a trigram in more rows than this counts as common
@@ -61,11 +60,14 @@ def score_grams(text: str) -> list[str]:
     every trigram around it but only two bigrams) and trigrams of everything else."""
     folded = _SPACE.sub(" ", normalize(text)).strip()
     out: dict[str, None] = {}
-    for cjk, other in _CJK_OR_NOT.findall(folded):
-        parts = cjk_bigrams(cjk) if cjk else grams(other)
-        for gram in parts:
+    done = 0
+    for start, end in [*cjk_runs(folded), (len(folded), len(folded))]:
+        # the text before a CJK run by trigrams, the run by bigrams (`cjk_runs` compiles no
+        # CJK class: a query's process never pays for one)
+        for gram in [*grams(folded[done:start]), *cjk_bigrams(folded[start:end])]:
             out.setdefault(gram, None)
-    return list(out)
+        done = end
+    return [g for g in out if g]
 
 
 def _quote(gram: str) -> str:
