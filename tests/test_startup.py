@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 import click
@@ -384,6 +385,27 @@ def test_a_search_that_fails_is_reported_once_by_the_front_as_click_reports_it(
     assert "click" not in run.modules  # not run a second time through click
 
 
+def _waiting(pid: int) -> None:
+    """Return once process `pid` has been asleep in the kernel for a moment (Linux)."""
+    stat = Path(f"/proc/{pid}/stat")
+    asleep = 0
+    for _ in range(600):
+        state = stat.read_text().rsplit(")", 1)[1].split()[0]
+        asleep = asleep + 1 if state == "S" else 0
+        if asleep >= 5:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"the search (pid {pid}) never settled into waiting")
+
+
+#: `python -m huiyi ARGS` with Ctrl-C handled as Python handles it when started from a terminal
+INTERRUPTIBLE = (
+    "import runpy, signal\n"
+    "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+    "runpy.run_module('huiyi', run_name='__main__', alter_sys=True)\n"
+)
+
+
 def test_ctrl_c_during_a_search_ends_it_without_a_traceback(
     project: Path, isolated_home: Path
 ) -> None:
@@ -406,7 +428,9 @@ def test_ctrl_c_during_a_search_ends_it_without_a_traceback(
 
         threading.Thread(target=take_and_hold, daemon=True).start()
         process = subprocess.Popen(
-            [sys.executable, "-m", "huiyi", "search", NEEDLE],
+            # as from a terminal: a shell that runs the suite in the background starts it
+            # with SIGINT ignored, and Python then installs no handler for it
+            [sys.executable, "-c", INTERRUPTIBLE, "search", NEEDLE],
             cwd=project,
             env={**os.environ, "PYTHONPATH": str(SRC)},
             stdout=subprocess.PIPE,
@@ -415,10 +439,16 @@ def test_ctrl_c_during_a_search_ends_it_without_a_traceback(
         )
         try:
             assert took.wait(60), "the search never called the service"
+            # a signal that lands just before the wait for the answer begins is handled only
+            # when that wait ends (CPython runs Python handlers between bytecodes): let the
+            # search settle into its wait, as a person's Ctrl-C a moment later would find it
+            _waiting(process.pid)
             process.send_signal(signal.SIGINT)
             out, err = process.communicate(timeout=60)
         finally:
-            process.kill()
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
             for conn in held:
                 conn.close()
     assert process.returncode == 1
