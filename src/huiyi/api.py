@@ -23,7 +23,7 @@ from huiyi.config import Settings
 from huiyi.errors import HuiyiError, NotFoundError, UsageError
 from huiyi.model import Event, Session, kinds_to_read
 from huiyi.recall.scope import CallerContext
-from huiyi.search.engine import Filter, SearchResult, search
+from huiyi.search.engine import MODEL_LOAD_SECONDS, Filter, SearchResult, search
 from huiyi.store import db, queries
 from huiyi.store.queries import SessionRow
 from huiyi.workspace import resolve, workspace_of
@@ -342,7 +342,14 @@ class Huiyi:
         conn, path = self.conn, self.settings.db_path
         with db.faults(conn, path):
             result = search(
-                conn, query, flt, limit=limit, layers=layers, semantic=semantic, abstain=abstain
+                conn,
+                query,
+                flt,
+                limit=limit,
+                layers=layers,
+                semantic=semantic,
+                load_seconds=MODEL_LOAD_SECONDS,
+                abstain=abstain,
             )
         if self._semantic_failed and (layers is None or "semantic" in layers):
             result.notes.append(f"semantic layer unavailable: {self._semantic_failed}")

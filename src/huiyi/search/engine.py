@@ -168,6 +168,11 @@ def hydrate(
 
 
 LAYERS = ("lexical", "fuzzy", "semantic")
+# What a search with no deadline of its own (the CLI, the web page, the Python API) gives an
+# embedder to load its model, beyond its time limit; a first load that also builds the ONNX
+# graph takes seconds, more on a busy machine.
+MODEL_LOAD_SECONDS = 60.0
+LOAD_POLL = 0.02  # how often a search waiting on a loading model looks whether it is loaded
 
 
 @contextmanager
@@ -208,12 +213,18 @@ def search(
     layers: Sequence[str] | None = None,
     semantic: Semantic | None = None,
     seconds: float = 5.0,
+    load_seconds: float = 0.0,
     abstain: bool = True,
 ) -> SearchResult:
     """Search with one layer, or all of them fused (`layers=None`).
 
     With `abstain` (the default) a search whose evidence stays below the floors returns no
     hits and `declined`; without it the hits come back whatever the evidence (calibration).
+
+    `seconds` bounds the search. An embedder that has still to load its model (the first
+    search in a process) may take up to `load_seconds` more for that: loading is not searching,
+    and on a busy machine it can outlast the whole budget, which would cost the first search
+    its semantic layer. Callers on a deadline (hooks, tools) leave it at 0.
 
     The semantic layer reads its vectors here, then embeds the query and scores the vectors on
     a worker thread while the lexical and fuzzy layers query the index on this one (on two
@@ -253,7 +264,8 @@ def search(
             notes.append(f"{name} layer dropped out: {exc}")
     if pending is not None:
         try:
-            ranked = pending.result(timeout=max(0.0, started + seconds - time.monotonic()))
+            left = max(0.0, started + seconds - time.monotonic())
+            ranked = pending.result(timeout=left, load_timeout=load_seconds)
             with _time_limit(conn, seconds):
                 found["semantic"] = _visible_ids(conn, ranked, visible, depth)
         except TimeoutError:
@@ -327,6 +339,7 @@ class _Beside:
     """
 
     def __init__(self, scorer: Scorer, text: str, depth: int) -> None:
+        self._scorer = scorer
         self._ranked: list[tuple[int, float]] = []
         self._error: BaseException | None = None
         self._thread = threading.Thread(
@@ -340,9 +353,18 @@ class _Beside:
         except BaseException as exc:  # handed to the searching thread, which raises it
             self._error = exc
 
-    def result(self, timeout: float) -> list[tuple[int, float]]:
-        """The ranking; raises TimeoutError after `timeout` seconds, or what the ranking
+    def result(self, timeout: float, load_timeout: float = 0.0) -> list[tuple[int, float]]:
+        """The ranking; raises TimeoutError after `timeout` seconds, not counting up to
+        `load_timeout` seconds spent while the embedder loads its model, or what the ranking
         raised."""
+        loading_until = time.monotonic() + load_timeout
+        # an embedder without a `loaded` flag (a remote endpoint, the fake) has nothing to load
+        while (
+            self._thread.is_alive()
+            and not getattr(self._scorer.embedder, "loaded", True)
+            and time.monotonic() < loading_until
+        ):
+            self._thread.join(min(LOAD_POLL, max(0.0, loading_until - time.monotonic())))
         self._thread.join(timeout)
         if self._thread.is_alive():
             raise TimeoutError
