@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from huiyi import Huiyi
+from huiyi.search import fuzzy
 from tests.builders.lines import LineReader, write
 
 MATCHES = 28_000
@@ -53,3 +54,63 @@ def test_a_typo_finds_its_message_even_as_the_25000th_of_28000_matches(crowded: 
     assert (only[0].session_id, only[0].seq) == needle
     # the distractors hold the rare trigrams but fewer of the query's: they come after it
     assert all("subsequent" in h.snippet for h in only[1:4])
+
+
+#: every trigram of `subsetting` that the typo `subseting` holds is in these, many times over
+BURYING = ("the subset of settings we tried", "a subset for the settings page")
+
+
+@pytest.fixture
+def buried(tmp_path: Path) -> Path:
+    """The needle first, then 1,500 newer passages that hold every trigram the typo shares
+    with its word (in two other words), in /w/a; /w/b spells the word too."""
+    root = tmp_path / "buried"
+    root.mkdir()
+    rows = [{"s": "s0", "q": 0, "t": NEEDLE}]
+    rows += [{"s": f"s{1 + n // 500}", "q": n % 500, "t": BURYING[n % 2]} for n in range(1500)]
+    rows.append({"s": "b0", "q": 0, "cwd": "/w/b", "t": "subsetting elsewhere"})
+    write(root / "a.log", *rows)
+    return root
+
+
+def test_a_typo_whose_trigrams_are_all_common_finds_its_word(buried: Path) -> None:
+    """Trigram rarity cannot tell "subsetting" from "subset ... settings" (both hold 6 of the
+    typo's 7 trigrams); the index's vocabulary knows the word within one edit of the typo."""
+    with Huiyi(embedder="none") as hy:
+        hy.index(readers=[LineReader(buried)])
+        only = hy.search("subseting", workspace="/w/a", layers=("fuzzy",)).hits
+        both = hy.search("subseting fonts", workspace="/w/a").hits
+        elsewhere = hy.search("subseting", workspace="/w/b", layers=("fuzzy",)).hits
+    assert (only[0].session_id, only[0].seq) == ("s0", 0)
+    assert (both[0].session_id, both[0].seq) == ("s0", 0)
+    # the other workspace's passage is found in its own workspace, never in /w/a's results
+    assert [h.workspace for h in elsewhere][:1] == ["/w/b"]
+    assert all(h.workspace == "/w/a" for h in only)
+
+
+def test_only_words_the_history_does_not_hold_are_respelled(buried: Path) -> None:
+    with Huiyi(embedder="none") as hy:
+        hy.index(readers=[LineReader(buried)])
+        assert fuzzy.respelled(hy.conn, "subseting") == ["subsetting"]
+        assert fuzzy.respelled(hy.conn, "subset settings") == []  # both are words it holds
+        assert fuzzy.respelled(hy.conn, "subst") == ["subset"]  # one letter left out
+        assert fuzzy.respelled(hy.conn, "subs") == []  # too short to guess at
+        assert fuzzy.respelled(hy.conn, "xubsetting") == []  # its first letters differ
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "n"),
+    [
+        ("subseting", "subsetting", 1),  # a letter left out
+        ("kubeconfg", "kubeconfig", 1),
+        ("recieve", "receive", 1),  # two neighbours swapped
+        ("memoizaton", "memoization", 1),
+        ("deploymnet", "deployment", 1),
+        ("kitten", "sitting", 3),
+        ("same", "same", 0),
+        ("", "abc", 3),
+    ],
+)
+def test_edits_counts_insertions_deletions_substitutions_and_swaps(a: str, b: str, n: int) -> None:
+    assert fuzzy.edits(a, b) == n
+    assert fuzzy.edits(b, a) == n

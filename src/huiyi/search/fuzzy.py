@@ -9,6 +9,8 @@ positions, so FTS5's own BM25 is 0 for every row and ranked them oldest first). 
 `CANDIDATES` are re-scored by how many of the query's grams the passage contains, plus a bonus
 when the whole normalised query occurs in it, so an exact match always ranks above a near one.
 Works the same for Chinese and English (a typo changes at most three trigrams of a word).
+A query word the history never uses also brings the passages holding the words it may be a
+misspelling of (`respelled`), for the typo whose trigrams are all common ones.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from collections import Counter
 
 from huiyi.store import queries
 from huiyi.text.tokenize import cjk_bigrams, cjk_runs, normalize
-from huiyi.workspace import fuzzy_scope_token
+from huiyi.workspace import fuzzy_scope_token, scope_token
 
 _SPACE = re.compile(r"\s+")
 _SIGNAL = re.compile(r"\w")
@@ -42,6 +44,18 @@ CANDIDATES = 200
 #: on the golden set 0.5 halved fuzzy typo hit@5 (0.89 -> 0.44), 0.25 let noise through
 #: (3 of 9 negatives answered), 0.35 keeps typos and gives the best hybrid MRR (0.871)
 MIN_CONTAINMENT = 0.35
+#: A query word of at least this many letters that no passage holds is looked up again as the
+#: words of the index within `_edits_allowed` of it that share its first `RESPELL_PREFIX`
+#: letters (see `respelled`)
+RESPELL_MIN = 5
+RESPELL_PREFIX = 3
+#: words of the vocabulary read per misspelled word, and newest rows read per word it may mean
+RESPELL_WORDS = 2000
+RESPELL_ROWS = 100
+#: what a passage holding a word the query misspelled gains: less than one gram's share of
+#: any query, so it orders passages of equal containment and changes no floor
+RESPELL_BONUS = 0.01
+_LATIN_WORD = re.compile(r"[a-z0-9_]+")
 
 
 def grams(text: str) -> list[str]:
@@ -145,9 +159,11 @@ def ranked(
         return []
     step = max(1, len(all_grams) // MAX_MATCH_GRAMS)
     chosen = all_grams[::step][:MAX_MATCH_GRAMS]
-    rowids = candidates(conn, chosen, workspace, limit=max(CANDIDATES, depth))
-    texts = queries.texts_by_rowid(conn, rowids)
     whole = _SPACE.sub(" ", normalize(text)).strip()
+    meant = respelled_rows(conn, whole, workspace)
+    rowids = candidates(conn, chosen, workspace, limit=max(CANDIDATES, depth))
+    rowids = list(dict.fromkeys([*meant, *rowids]))
+    texts = queries.texts_by_rowid(conn, rowids)
     measured = score_grams(text) or all_grams
     scored: list[tuple[int, float]] = []
     for order, rowid in enumerate(rowids):
@@ -156,6 +172,54 @@ def ranked(
         if contained < MIN_CONTAINMENT:
             continue
         exact = 1.0 if whole and whole in doc else 0.0
-        scored.append((rowid, exact + contained - order * 1e-6))
+        bonus = RESPELL_BONUS if rowid in meant else 0.0
+        scored.append((rowid, exact + contained + bonus - order * 1e-6))
     scored.sort(key=lambda item: item[1], reverse=True)
     return scored[:depth]
+
+
+def respelled(conn: sqlite3.Connection, whole: str) -> list[str]:
+    """The words of the history a misspelled query word may mean: for each word of `whole`
+    (folded) of `RESPELL_MIN` letters or more that the full-text index does not hold, the
+    indexed words sharing its first `RESPELL_PREFIX` letters within `_edits_allowed` of it.
+
+    Trigram rarity finds a typo by the trigrams only the typo's word holds; a typo whose word
+    holds nothing but common trigrams ("subseting" for "subsetting", in a history that says
+    "subset" and "settings" in a thousand messages) leaves the word's passage among thousands
+    of older ones sharing them. The vocabulary knows the word itself."""
+    meant: list[str] = []
+    for word in dict.fromkeys(_LATIN_WORD.findall(whole)):
+        if len(word) < RESPELL_MIN or queries.has_word(conn, word):
+            continue
+        allowed = _edits_allowed(word)
+        near = queries.words_from(conn, word[:RESPELL_PREFIX], limit=RESPELL_WORDS)
+        meant.extend(
+            w for w in near if abs(len(w) - len(word)) <= allowed and edits(word, w) <= allowed
+        )
+    return meant
+
+
+def respelled_rows(conn: sqlite3.Connection, whole: str, workspace: str | None) -> set[int]:
+    """The newest `RESPELL_ROWS` passages of the workspace holding each word `respelled`."""
+    scope = "" if workspace is None else f' AND scope:"{scope_token(workspace)}"'
+    matches = [f'body:"{word}"{scope}' for word in respelled(conn, whole)]
+    return {rowid for _, rowid in queries.fts_postings(conn, matches, cap=RESPELL_ROWS)}
+
+
+def _edits_allowed(word: str) -> int:
+    """One edit in a word of up to seven letters, two in a longer one."""
+    return 1 if len(word) <= 7 else 2
+
+
+def edits(a: str, b: str) -> int:
+    """Edits between `a` and `b`: insertions, deletions, substitutions and swaps of two
+    neighbouring letters (the optimal-string-alignment distance)."""
+    rows = [list(range(len(b) + 1))]
+    for i in range(1, len(a) + 1):
+        row, above = [i] + [0] * len(b), rows[-1]
+        for j in range(1, len(b) + 1):
+            row[j] = min(above[j] + 1, row[j - 1] + 1, above[j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                row[j] = min(row[j], rows[-2][j - 2] + 1)
+        rows.append(row)
+    return rows[-1][-1]

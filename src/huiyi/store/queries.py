@@ -420,3 +420,28 @@ def texts_by_rowid(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int,
 
 def sids_by_rowid(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, int]:
     return _column_by_rowid(conn, "sid", rowids)
+
+
+def _vocabulary(conn: sqlite3.Connection) -> str:
+    """The full-text index's vocabulary, as a table in this connection's temp schema (an
+    `fts5vocab` table reads the index's terms and their doclists; no text is read)."""
+    conn.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.event_fts_words "
+        "USING fts5vocab(main, event_fts, row)"
+    )
+    return "temp.event_fts_words"
+
+
+def has_word(conn: sqlite3.Connection, word: str) -> bool:
+    """Whether any passage holds `word` (a folded word of letters, digits and `_`), in any
+    workspace. A match stops at its first row; the vocabulary would count them all."""
+    sql = "SELECT 1 FROM event_fts WHERE event_fts MATCH ? LIMIT 1"
+    return conn.execute(sql, (f'body:"{word}"',)).fetchone() is not None
+
+
+def words_from(conn: sqlite3.Connection, prefix: str, *, limit: int) -> list[str]:
+    """Up to `limit` words of the full-text index that begin with `prefix` (in any
+    workspace), in order; the vocabulary counts each one's rows, so keep the range narrow."""
+    end = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+    sql = f"SELECT term FROM {_vocabulary(conn)} WHERE term >= ? AND term < ? LIMIT ?"
+    return [term for (term,) in conn.execute(sql, (prefix, end, limit))]
