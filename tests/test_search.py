@@ -130,3 +130,30 @@ def test_a_passage_holding_all_the_words_outranks_one_rare_word_repeated(tmp_pat
         hy.index(readers=[LineReader(logs)])
         hits = hy.search("zymurgy deploy config port", workspace="/w/a", layers=("lexical",))
     assert hits.hits[0].seq == 1
+
+
+#: what folding must get right: full-width forms, compatibility characters, combining marks
+#: (which compose with the letter before them), Hangul jamo, and every kind of whitespace
+_FOLDED_ALPHABET = (
+    "aZ9 _-中文ＡｂＣ１，；：（）！？　…ﬁ①Å"
+    "\u0301\u0308\u0327\u3099\u1100\u1161\u11a8\uff76\uff9e"
+    "\t\n\r\x0b\x0c\x1c\x1f\x85\u00a0\u1680\u2028\u2029\u200b"
+)
+
+
+@given(st.text(alphabet=_FOLDED_ALPHABET, max_size=24))
+def test_fuzzy_folds_text_exactly_as_nfkc_lower_case_and_one_space_between_words(
+    text: str,
+) -> None:
+    """The fuzzy layer folds every candidate's text; its faster folding must give the very
+    text the plain one gives, or containment (and the typo ranking) would change."""
+    import re
+    import unicodedata
+
+    from huiyi.search import fuzzy
+    from huiyi.text.tokenize import normalize
+
+    plain = unicodedata.normalize("NFKC", text).lower()
+    assert normalize(text) == plain
+    assert fuzzy._squeeze(plain) == re.sub(r"\s+", " ", plain)
+    assert fuzzy._folded(text) == re.sub(r"\s+", " ", plain).strip()

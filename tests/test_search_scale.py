@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from itertools import islice
 from pathlib import Path
 
 import pytest
 
 from huiyi import Huiyi
-from huiyi.search import fuzzy, lexical
+from huiyi.search import floor, fuzzy, lexical
 from huiyi.store import queries
 from huiyi.text.tokenize import parse_query, tokens
 from tests.builders.lines import LineReader, write
@@ -257,3 +258,65 @@ def test_a_query_of_rare_words_is_answered_from_its_candidates_alone(
         hits = hy.search("quokka", workspace="/w/a", layers=("lexical",), limit=20).hits
     assert sorted(h.seq for h in hits) == [7, 7, 7, 7, 57, 57, 57, 57]
     assert plain == []
+
+
+def test_the_evidence_reads_no_word_again_and_weighs_it_as_if_it_read_it_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, window: int
+) -> None:
+    """The abstention floor's evidence needs the newest rows of the query's words, which the
+    lexical layer has just read: a search reads each word's rows once, and the evidence is
+    exactly what reading them on its own gives (the floors were calibrated on it)."""
+    monkeypatch.setattr(floor, "DF_CAP", 10)  # below the window: the rows read answer for it
+    rng = random.Random(5)
+    texts = [
+        " ".join(rng.choice(COMMON) for _ in range(rng.randint(2, 6)))
+        + (f" {rng.choice(RARE)}" if rng.random() < 0.05 else "")
+        for _ in range(300)
+    ]
+    read: list[str] = []
+    real = queries.fts_postings
+
+    def counting(conn: object, matches: list[str], *, cap: int) -> list[tuple[int, int]]:
+        read.extend(matches)
+        return real(conn, matches, cap=cap)  # type: ignore[arg-type]
+
+    with _index(tmp_path / "logs", texts) as hy:
+        for text in ("deploy cache quokka", "port retry build zymurgy", "release 回滚 test"):
+            read.clear()
+            monkeypatch.setattr(queries, "fts_postings", counting)
+            result = hy.search(text, workspace="/w/a", layers=("lexical",), abstain=False)
+            monkeypatch.setattr(queries, "fts_postings", real)
+            assert read and len(read) == len(set(read)), text
+            query = parse_query(text)
+            top = [r for r, _ in islice(lexical.ranked(hy.conn, query, "/w/a"), 3)]
+            alone = floor.lexical_evidence(hy.conn, query, "/w/a", top)
+            assert result.evidence is not None
+            assert (result.evidence.lexical, result.evidence.absent) == alone, text
+            assert 0 < alone[0] <= 1, text
+
+
+def test_rows_read_with_a_larger_cap_answer_a_smaller_one(tmp_path: Path) -> None:
+    texts = [f"{COMMON[n % 4]} note {n}" for n in range(200)] + ["quokka once"]
+    with _index(tmp_path / "logs", texts) as hy:
+        rows = lexical.Rows()
+        deploy, quokka = 'body:"deploy"', 'body:"quokka"'
+        wide = rows.newest(hy.conn, [deploy, quokka], 30)
+        read: list[str] = []
+        real = queries.fts_postings
+
+        def counting(conn: object, matches: list[str], *, cap: int) -> list[tuple[int, int]]:
+            read.extend(matches)
+            return real(conn, matches, cap=cap)  # type: ignore[arg-type]
+
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(queries, "fts_postings", counting)
+            narrow = rows.newest(hy.conn, [quokka, deploy], 10)
+            assert read == []  # both answered from memory: quokka has fewer rows than any cap
+            assert rows.newest(hy.conn, [quokka], 500) == [wide[1]]
+            assert read == []
+            rows.newest(hy.conn, [deploy], 31)  # a larger cap than was read: read again
+            assert read == [deploy]
+        plain = [r for _, r in real(hy.conn, [deploy], cap=10)]
+    assert len(wide[0]) == 30 and wide[0] == sorted(wide[0], reverse=True)
+    assert narrow == [wide[1], wide[0][:10]]
+    assert narrow[1] == sorted(plain, reverse=True)

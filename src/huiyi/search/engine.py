@@ -248,6 +248,7 @@ def search(
     visible = _Visible(conn, flt)
     depth = max(fusion.DEPTH, limit)
     found: dict[str, list[tuple[int, float]]] = {}
+    read = lexical.Rows()  # index rows the lexical layer reads, and the evidence reads again
     pending: _Beside | None = None
     started = time.monotonic()
     # the semantic layer first: its worker embeds while the other layers run
@@ -258,7 +259,7 @@ def search(
                     pending = _start_semantic(conn, text, flt, semantic, hybrid, notes, depth)
                 else:
                     found[name] = _visible_ids(
-                        conn, _layer(conn, name, query, text, flt, depth), visible, depth
+                        conn, _layer(conn, name, query, text, flt, depth, read), visible, depth
                     )
         except (sqlite3.Error, HuiyiError) as exc:
             notes.append(f"{name} layer dropped out: {exc}")
@@ -278,7 +279,7 @@ def search(
         order = [(rowid, float(depth - n)) for n, rowid in enumerate(rankings[ran[0]])]
     else:
         order = fusion.fuse(rankings)
-    evidence = _evidence(conn, query, flt, found, order)
+    evidence = _evidence(conn, query, flt, found, order, read)
     floors = floor.floors_for(
         semantic.model if semantic is not None and "semantic" in found else None
     )
@@ -297,11 +298,13 @@ def _evidence(
     flt: Filter,
     found: Mapping[str, Sequence[tuple[int, float]]],
     order: Sequence[tuple[int, float]],
+    read: lexical.Rows,
 ) -> floor.Evidence:
     """Each layer's best evidence on the scale its floor is calibrated on (`search.floor`).
 
     Lexical evidence is read from the lexical layer's first passages and the result's, so a
-    search without the lexical layer (semantic alone) has it too."""
+    search without the lexical layer (semantic alone) has it too; `read` holds the index rows
+    the lexical layer read, most of what the evidence needs."""
 
     def best(name: str) -> float | None:
         ranking = found.get(name)
@@ -311,20 +314,26 @@ def _evidence(
 
     top = floor.TOP_PASSAGES
     passages = [rowid for rowid, _ in [*found.get("lexical", [])[:top], *order[:top]]]
-    lexical: float | None = None
+    share: float | None = None
     absent: float | None = None
     with suppress(sqlite3.Error):  # a damaged full-text index: the layers' notes say so
-        lexical, absent = floor.lexical_evidence(
-            conn, query, flt.workspace, list(dict.fromkeys(passages))
+        share, absent = floor.lexical_evidence(
+            conn, query, flt.workspace, list(dict.fromkeys(passages)), read
         )
-    return floor.Evidence(lexical, best("fuzzy"), best("semantic"), absent)
+    return floor.Evidence(share, best("fuzzy"), best("semantic"), absent)
 
 
 def _layer(
-    conn: sqlite3.Connection, name: str, query: Query, text: str, flt: Filter, depth: int
+    conn: sqlite3.Connection,
+    name: str,
+    query: Query,
+    text: str,
+    flt: Filter,
+    depth: int,
+    read: lexical.Rows,
 ) -> Iterable[tuple[int, float]]:
     if name == "lexical":
-        return lexical.ranked(conn, query, flt.workspace)
+        return lexical.ranked(conn, query, flt.workspace, read=read)
     return fuzzy.ranked(conn, text, flt.workspace, depth=depth * 2)
 
 

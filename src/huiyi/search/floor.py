@@ -35,6 +35,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from huiyi.search.lexical import Rows, holding
 from huiyi.store import queries
 from huiyi.text.tokenize import Query
 from huiyi.workspace import scope_token
@@ -172,50 +173,25 @@ def _phrase(unit: tuple[str, ...]) -> str:
     return 'body:"' + " ".join(unit).replace('"', '""') + '"'
 
 
-def _held(
-    conn: sqlite3.Connection, matches: list[str], rows: list[set[int]], rowids: list[int]
-) -> dict[int, set[int]]:
-    """Which of the query's units (by index into `matches`) each passage holds, as the index
-    holds them: the rows read per unit answer for most passages, one statement for the rest
-    (a passage older than the `DF_CAP` rows read of a common unit). Not by re-tokenising the
-    passages' text, which costs a search more than the rest of its lexical evidence."""
-    held: dict[int, set[int]] = {rowid: set() for rowid in rowids}
-    asked: list[tuple[str, int, int]] = []
-    which: list[int] = []
-    for n, found in enumerate(rows):
-        complete_from = min(found) if len(found) >= DF_CAP else 0
-        unknown = []
-        for rowid in rowids:
-            if rowid in found:
-                held[rowid].add(n)
-            elif rowid < complete_from:
-                unknown.append(rowid)
-        if unknown:
-            asked.append((matches[n], min(unknown), max(unknown)))
-            which.append(n)
-    for i, rowid in queries.fts_rows(conn, asked):
-        if rowid in held:
-            held[rowid].add(which[i])
-    return held
-
-
 def lexical_evidence(
-    conn: sqlite3.Connection, query: Query, workspace: str | None, rowids: Sequence[int]
+    conn: sqlite3.Connection,
+    query: Query,
+    workspace: str | None,
+    rowids: Sequence[int],
+    read: Rows | None = None,
 ) -> tuple[float, float]:
     """The rarity-weighted share of the query's words held by the best of `rowids`, among
     the words the workspace uses (0 when there are none), and the share it never uses.
 
     A word's weight is its inverse document frequency in the searched workspace,
-    `log(1 + N / (1 + n))`, with `n` read from the full-text index up to `DF_CAP` rows."""
+    `log(1 + N / (1 + n))`, with `n` read from the full-text index up to `DF_CAP` rows (through
+    `read`, the rows the lexical layer already read answer for most words)."""
     units = _units(query)
     if not units:
         return 0.0, 0.0
     scope = "" if workspace is None else f' AND scope:"{scope_token(workspace)}"'
     matches = [f"({_phrase(u)}){scope}" for u in units]
-    postings = queries.fts_postings(conn, matches, cap=DF_CAP)
-    rows: list[set[int]] = [set() for _ in units]
-    for n, rowid in postings:
-        rows[n].add(rowid)
+    rows = (read or Rows()).newest(conn, matches, DF_CAP)
     size = max(queries.workspace_size(conn, workspace), 1)
     weights = [math.log1p(size / (1 + len(found))) for found in rows]
     total = sum(weights)
@@ -224,7 +200,7 @@ def lexical_evidence(
     # a word the workspace never uses is in no passage: coverage counts the others (a Chinese
     # question's bigrams across word boundaries, `校毕` in `学校毕业`, are mostly such words)
     known = total - missing
-    held = _held(conn, matches, rows, list(rowids))
+    held = holding(conn, matches, rows, DF_CAP, list(rowids))
     best = 0.0
     for rowid in rowids:
         share = sum(w for n, w in enumerate(weights) if n in held[rowid])

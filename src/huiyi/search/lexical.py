@@ -15,7 +15,7 @@ scores FTS5 gives them in an unbounded query (`_first_page`).
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from huiyi.store import queries
 from huiyi.text.tokenize import Query, Term
@@ -85,14 +85,93 @@ def _parts(query: Query) -> list[str]:
     return [] if query.phrases else _free(query)
 
 
-#: What a first page learnt of which passages hold which part of the query (`_held`): per
+class Rows:
+    """The rows of the full-text index one search has read, per match expression: its newest
+    rows, newest first, up to the cap they were read with.
+
+    The lexical layer reads the newest `WINDOW` rows of each part of the query; the abstention
+    floor's evidence (`floor.lexical_evidence`) needs the newest rows of mostly the same words.
+    Asked through one `Rows`, an expression already read with a cap as large (or found to
+    hold fewer rows than its cap) is answered from memory: the same rows, not read twice.
+    """
+
+    def __init__(self) -> None:
+        self._read: dict[str, tuple[int, list[int]]] = {}
+
+    def _known(self, match: str, cap: int) -> bool:
+        read = self._read.get(match)
+        return read is not None and (read[0] >= cap or len(read[1]) < read[0])
+
+    def newest(self, conn: sqlite3.Connection, matches: Sequence[str], cap: int) -> list[list[int]]:
+        """The newest `cap` rows of each expression (all of them when fewer), newest first;
+        those not read yet in one statement."""
+        missing = [m for m in dict.fromkeys(matches) if not self._known(m, cap)]
+        if missing:
+            found: list[list[int]] = [[] for _ in missing]
+            for n, rowid in queries.fts_postings(conn, missing, cap=cap):
+                found[n].append(rowid)
+            for match, rows in zip(missing, found, strict=True):
+                self._read[match] = (cap, sorted(rows, reverse=True))
+        return [self._read[m][1][:cap] for m in matches]
+
+
+def holding(
+    conn: sqlite3.Connection,
+    matches: Sequence[str],
+    rows: Sequence[Sequence[int]] | None,
+    cap: int,
+    rowids: Sequence[int],
+    within: str | None = None,
+) -> dict[int, set[int]]:
+    """Which of `matches` (by index) each passage of `rowids` holds, as the index holds them.
+
+    `rows[n]` are the newest rows of `matches[n]` read so far (`Rows.newest` with `cap`; `None`:
+    nothing was read, every passage is looked up). They answer for every passage at least as
+    new as the oldest of them, or for every passage when there were fewer than `cap`; the rest
+    are looked up in one statement, each match among the rows of its passages' range that
+    also match `within` (what every such passage is known to match: fewer rows to step).
+    Re-tokenising the passages' text instead cost a search more than the rest of its lexical
+    work. Used by the lexical re-rank (`ranked`) and by the floor's evidence
+    (`floor.lexical_evidence`), so that both count a passage's words alike.
+    """
+    held: dict[int, set[int]] = {rowid: set() for rowid in rowids}
+    asked: list[tuple[str, int, int]] = []
+    which: list[int] = []
+    for n, match in enumerate(matches):
+        if rows is not None:
+            found = set(rows[n])
+            complete_from = min(rows[n]) if len(rows[n]) >= cap else 0
+        else:
+            found, complete_from = set(), max(rowids, default=0) + 1
+        unknown = []
+        for rowid in rowids:
+            if rowid in found:
+                held[rowid].add(n)
+            elif rowid < complete_from:
+                unknown.append(rowid)
+        if unknown:
+            expr = match if within is None else f"({match}) AND ({within})"
+            asked.append((expr, min(unknown), max(unknown)))
+            which.append(n)
+    for i, rowid in queries.fts_rows(conn, asked):
+        if rowid in held:
+            held[rowid].add(which[i])
+    return held
+
+
+#: What a first page learnt of which passages hold which part of the query (`holding`): per
 #: part, the newest `WINDOW` rows holding it, and an expression (its rare parts) that every
 #: candidate older than the rows read of a common part matches.
 Known = tuple[list[list[int]], str]
 
 
 def _first_page(
-    conn: sqlite3.Connection, query: Query, workspace: str | None, match: str, page: int
+    conn: sqlite3.Connection,
+    query: Query,
+    workspace: str | None,
+    match: str,
+    page: int,
+    read: Rows | None = None,
 ) -> tuple[list[tuple[int, float]], bool, Known | None]:
     """The best `page` (rowid, bm25) of the bounded candidates (see `WINDOW`), whether they
     are the plain query's first page, and what the rows read tell of who holds which part.
@@ -106,11 +185,8 @@ def _first_page(
     parts, scope = _parts(query), _scope(workspace)
     if not parts:
         return queries.fts_match(conn, match, limit=page), True, None
-    postings = queries.fts_postings(conn, [f"({p}){scope}" for p in parts], cap=WINDOW)
-    rows: list[list[int]] = [[] for _ in parts]
-    for n, rowid in postings:
-        rows[n].append(rowid)
-    candidates = {rowid for _, rowid in postings}
+    rows = (read or Rows()).newest(conn, [f"({p}){scope}" for p in parts], WINDOW)
+    candidates = {rowid for found in rows for rowid in found}
     if not candidates:
         return [], True, None
     unscoped = workspace is None or queries.workspace_share(conn, workspace) >= UNSCOPED_SHARE
@@ -155,54 +231,32 @@ RERANKED = 100
 def _held(
     conn: sqlite3.Connection, parts: list[str], rowids: list[int], known: Known | None, match: str
 ) -> dict[int, int]:
-    """How many of the query's parts each passage of `rowids` holds, as the index holds them.
-
-    What the first page read answers for most passages; the rest (a passage older than the
-    rows read of a common part, or every passage of a phrase query) are looked up in one
-    statement, among the rows of their range that match what every such passage matches.
-    Re-tokenising the passages' text instead cost more than the rest of a lexical search.
-    """
-    lists, within = known if known is not None else ([], match)
-    count = dict.fromkeys(rowids, 0)
-    asked: list[tuple[str, int, int]] = []
-    missing: list[set[int]] = []
-    for n, part in enumerate(parts):
-        if lists:
-            found = set(lists[n])
-            # a part's rows read are all its rows from the oldest of them on (all of them,
-            # when it is rare): every candidate of the window is among them
-            complete_from = min(lists[n]) if len(lists[n]) >= WINDOW else 0
-        else:  # a phrase query read nothing per part: every passage is looked up
-            found, complete_from = set(), max(rowids, default=0) + 1
-        unknown: set[int] = set()
-        for rowid in rowids:
-            if rowid in found:
-                count[rowid] += 1
-            elif rowid < complete_from:
-                unknown.add(rowid)
-        if unknown:
-            asked.append((f"({part}) AND ({within})", min(unknown), max(unknown)))
-            missing.append(unknown)
-    for n, rowid in queries.fts_rows(conn, asked):
-        if rowid in missing[n]:
-            count[rowid] += 1
-    return count
+    """How many of the query's parts each passage of `rowids` holds (`holding`, from the rows
+    the first page read; a phrase query read none, and looks every passage up)."""
+    lists, within = known if known is not None else (None, match)
+    held = holding(conn, parts, lists, WINDOW, rowids, within)
+    return {rowid: len(found) for rowid, found in held.items()}
 
 
 def ranked(
-    conn: sqlite3.Connection, query: Query, workspace: str | None, *, page: int = 200
+    conn: sqlite3.Connection,
+    query: Query,
+    workspace: str | None,
+    *,
+    page: int = 200,
+    read: Rows | None = None,
 ) -> Iterator[tuple[int, float]]:
     """(event rowid, score; higher is better) in rank order, fetched page by page.
 
     OR-ed words let BM25 rank a passage high for one rare word of a long question; on the first
     page, a passage's score is scaled by the share of the question's words it holds. The first
     page comes from the bounded candidates (`WINDOW`); a caller that reads past it gets the
-    other matches by plain BM25.
+    other matches by plain BM25. `read` keeps the index rows read, for the search's evidence.
     """
     match = match_expression(query, workspace)
     if match is None:
         return
-    first, plain, known = _first_page(conn, query, workspace, match, page)
+    first, plain, known = _first_page(conn, query, workspace, match, page, read)
     scored = [(rowid, -bm25) for rowid, bm25 in first]
     parts = _free(query)
     if len(parts) >= COVERAGE_MIN_UNITS:

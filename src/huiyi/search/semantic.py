@@ -97,7 +97,10 @@ class Scorer:
         if len(self.ids) == 0:
             return []
         query = self.embedder.embed_query(text).astype(np.float32)
-        scores = self.matrix @ query
+        # einsum's own loop, not BLAS: OpenBLAS runs this product on two threads, and its
+        # second thread then spins waiting for more work, which cost a hybrid search at 100k
+        # about 25 ms of CPU that the other layers needed (`benchmarks/bench_search.py`)
+        scores = np.einsum("ij,j->i", self.matrix, query)
         k = min(depth, len(self.ids))
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.argsort(-scores[top])]
