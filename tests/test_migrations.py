@@ -251,7 +251,7 @@ def test_an_index_that_kept_whole_ids_finds_the_same_and_reads_each_record_once_
             assert hy.index(readers=[reader]).events == 3
             found = hits(hy, "flaky login", "lexical")
             uuids = [r["uuid"] for r in map(json.loads, path.read_text().splitlines())]
-            state = json.loads(hy.conn.execute("SELECT state FROM files").fetchone()[0])
+            state = reading.unpack_state(hy.conn.execute("SELECT state FROM files").fetchone()[0])
             state["uuids"], state["tools"] = uuids, {"toolu_9": "Read"}
             del state["seen"], state["calls"]
             with hy.conn:
@@ -353,3 +353,63 @@ def test_ids_written_after_m007_by_a_process_started_before_it_are_taken_as_thei
         uids = [u for (u,) in hy.conn.execute("SELECT uid FROM events")]
         assert len(uids) == 4 and all(isinstance(u, bytes) and len(u) == 8 for u in uids)
         assert {len(h) for (h,) in hy.conn.execute("SELECT head FROM files")} == {16}
+
+
+def test_an_index_from_before_m008_keeps_finding_the_same_with_smaller_text_indexes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """m008 makes the trigram index again without per-row lengths and lets both text indexes
+    buffer more before writing a segment. An index the code before it wrote (cursor states
+    kept as JSON text) is upgraded in place: typo and word search find the same, an append to
+    a transcript is read from where it stopped (a copied record is still indexed once), and
+    the state then kept is packed."""
+    claude = tmp_path / "claude"
+    reader = ClaudeReader([claude])
+    cwd = "/home/ana/api"
+    first = [
+        cc.user("why does the flaky login test fail on the staging database"),
+        cc.assistant("the port is taken", cc.tool_use("toolu_9", "Read", {}), message_id="m1"),
+        cc.user("数据库迁移回滚之后要重新建索引"),
+    ]
+    path = cc.write_transcript(claude, cwd, first)
+    with monkeypatch.context() as before:  # the code before m008
+        before.setattr(migrations, "MIGRATIONS", before_(migrations.m008_compact_text_indexes))
+        before.setattr(ingest, "pack_state", lambda state: json.dumps(state))
+        with Huiyi() as hy:
+            assert hy.index(readers=[reader]).events == 4
+            found = {
+                "fuzzy": hits(hy, "flaky logn", "fuzzy"),
+                "zh": hits(hy, "迁移回滚", "fuzzy"),
+                "lexical": hits(hy, "staging database", "lexical"),
+            }
+            db_path = hy.settings.db_path
+    assert found["fuzzy"][0] == (path.stem, 0) and found["zh"] == [(path.stem, 3)]
+    assert "event_fuzzy_docsize" in {name for _, name in schema(db_path)}
+
+    copy = json.loads(path.read_text().splitlines()[0])
+    with path.open("a") as fh:
+        fh.write(json.dumps(copy) + "\n")
+    cc.write_transcript(claude, cwd, [cc.user("the proxy holds port 8080")], append=True)
+    with Huiyi() as hy:  # opening it upgrades it and fills the new trigram index
+        assert {
+            "fuzzy": hits(hy, "flaky logn", "fuzzy"),
+            "zh": hits(hy, "迁移回滚", "fuzzy"),
+            "lexical": hits(hy, "staging database", "lexical"),
+        } == found
+        assert isinstance(hy.conn.execute("SELECT state FROM files").fetchone()[0], str)
+        assert hy.index(readers=[reader]).events == 1  # the new message, not the copy
+        assert hits(hy, "proxy hods port", "fuzzy")[0] == (path.stem, 4)
+        (kept,) = hy.conn.execute("SELECT state FROM files").fetchone()
+        state = reading.unpack_state(kept)
+        assert isinstance(kept, bytes) and len(kept) < len(json.dumps(state))
+        assert state["seq"] == 5
+        assert hy.index(readers=[reader]).events == 0
+    assert "m008_compact_text_indexes" in recorded(db_path)
+    assert "event_fuzzy_docsize" not in {name for _, name in schema(db_path)}
+    with contextlib.closing(sqlite3.connect(db_path)) as conn:
+        assert conn.execute("SELECT count(*) FROM _rebuild").fetchone()[0] == 0
+        for table in ("event_fts", "event_fuzzy"):
+            conn.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('integrity-check', 0)")
+            config = dict(conn.execute(f"SELECT k, v FROM {table}_config").fetchall())
+            assert config["hashsize"] == migrations.M008_HASHSIZE
+            assert config["automerge"] == 16

@@ -40,10 +40,12 @@ from huiyi.store.reading import (
     PARALLEL_MIN_FILES,
     Job,
     Outcome,
+    pack_state,
     planned_workers,
     read_all,
     read_job,
     same_head,
+    unpack_state,
 )
 from huiyi.store.textindex import (
     INDEXABLE_KINDS,
@@ -202,7 +204,7 @@ class Ingestor:
         if row is not None:
             offset, head = int(row[4]), bytes(row[5] or b"")
             reset = row[1] != st.st_ino or st.st_size < offset or not same_head(path, offset, head)
-        cursor = Cursor() if reset else Cursor(offset=int(row[4]), state=json.loads(row[6]))
+        cursor = Cursor() if reset else Cursor(offset=int(row[4]), state=unpack_state(row[6]))
         return Job(path, st, file_id, reset, cursor)
 
     def _write(self, source: str, job: Job, outcome: Outcome, report: SourceReport) -> None:
@@ -252,7 +254,7 @@ class Ingestor:
             st.st_mtime_ns,
             result.offset,
             head,
-            json.dumps(result.state, ensure_ascii=False, separators=(",", ":")),
+            pack_state(result.state),
             result.refused,
             int(time.time() * 1000),
         )

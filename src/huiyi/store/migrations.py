@@ -341,6 +341,39 @@ def m007_digests_for_ids(conn: sqlite3.Connection) -> None:
         )
 
 
+#: m008: FTS5's in-memory buffer per text index (bytes; FTS5's default is 1 MB)
+M008_HASHSIZE = 8_000_000
+
+
+def m008_compact_text_indexes(conn: sqlite3.Connection) -> None:
+    """Smaller text indexes: no per-row lengths in the trigram index, larger segments in both.
+
+    - `event_fuzzy` keeps no column sizes (`columnsize=0`): its `_docsize` table was 0.7 of
+      42.5 MB at 104k Claude Code messages, and nothing reads it (the fuzzy layer ranks by
+      trigram rarity, never by `bm25()`). FTS5 cannot drop it from a table, so the table is
+      made again and filled from the kept text by the live code (`_rebuild`), with m002's merge
+      settings.
+    - Both indexes buffer up to `M008_HASHSIZE` bytes of new rows (`hashsize`) before writing a
+      segment: a first index writes fewer, larger segments, which take less room and less
+      merging. The buffer is emptied at every commit, so small writes use little of it.
+    """
+    conn.execute("DROP TABLE event_fuzzy")
+    conn.execute(
+        "CREATE VIRTUAL TABLE event_fuzzy USING fts5("
+        "text, scope, content='', tokenize='trigram', detail=none, columnsize=0)"
+    )
+    for table in ("event_fts", "event_fuzzy"):
+        for key, value in (
+            ("automerge", 16),
+            ("crisismerge", 64),
+            ("hashsize", M008_HASHSIZE),
+        ):
+            conn.execute(f"INSERT INTO {table} ({table}, rank) VALUES (?, ?)", (key, value))
+    conn.execute(
+        "INSERT OR IGNORE INTO _rebuild (what) SELECT 'text' WHERE EXISTS (SELECT 1 FROM events)"
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_initial,
     m002_fuzzy_and_vectors,
@@ -349,6 +382,7 @@ MIGRATIONS: list[Migration] = [
     m005_embed_coverage,
     m006_count_new_events_in_code,
     m007_digests_for_ids,
+    m008_compact_text_indexes,
 ]
 
 
