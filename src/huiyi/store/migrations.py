@@ -351,8 +351,8 @@ def m008_compact_text_indexes(conn: sqlite3.Connection) -> None:
     - `event_fuzzy` keeps no column sizes (`columnsize=0`): its `_docsize` table was 0.7 of
       42.5 MB at 104k Claude Code messages, and nothing reads it (the fuzzy layer ranks by
       trigram rarity, never by `bm25()`). FTS5 cannot drop it from a table, so the table is
-      made again and filled from the kept text by the live code (`_rebuild`), with m002's merge
-      settings.
+      made again, with m002's merge settings, and filled from the kept text by the live code
+      (`_rebuild`: `fuzzy`, the trigram index alone; its text is folded, not tokenised).
     - Both indexes buffer up to `M008_HASHSIZE` bytes of new rows (`hashsize`) before writing a
       segment: a first index writes fewer, larger segments, which take less room and less
       merging. The buffer is emptied at every commit, so small writes use little of it.
@@ -370,7 +370,7 @@ def m008_compact_text_indexes(conn: sqlite3.Connection) -> None:
         ):
             conn.execute(f"INSERT INTO {table} ({table}, rank) VALUES (?, ?)", (key, value))
     conn.execute(
-        "INSERT OR IGNORE INTO _rebuild (what) SELECT 'text' WHERE EXISTS (SELECT 1 FROM events)"
+        "INSERT OR IGNORE INTO _rebuild (what) SELECT 'fuzzy' WHERE EXISTS (SELECT 1 FROM events)"
     )
 
 
@@ -471,6 +471,8 @@ BOOKKEEPING = (
 )
 #: the `_rebuild` entry for both text indexes (`event_fts` and `event_fuzzy`)
 TEXT_INDEXES = "text"
+#: the `_rebuild` entry for the trigram index (`event_fuzzy`) alone
+FUZZY_INDEX = "fuzzy"
 
 
 def unknown(conn: sqlite3.Connection) -> list[str]:
@@ -539,7 +541,8 @@ def _dangling(conn: sqlite3.Connection) -> int:
 
 
 def stale(conn: sqlite3.Connection) -> set[str]:
-    """Derived indexes a migration asked to rebuild (`TEXT_INDEXES`), not yet rebuilt."""
+    """Derived indexes a migration asked to rebuild (`TEXT_INDEXES`, `FUZZY_INDEX`), not yet
+    rebuilt."""
     return {r[0] for r in conn.execute("SELECT what FROM _rebuild")}
 
 
