@@ -23,6 +23,11 @@ measures the same on the Claude Code history of the side-by-side benchmark
 and memory are compared with claude-recall's. Every run also says where the index's bytes go
 (`size_*_mb`, from SQLite's `dbstat`): the events table (kept text and columns), the uid index,
 the file cursors, the full-text and trigram indexes, sessions.
+
+    python benchmarks/bench_index.py --claude 100000 --runs 3 --split --against OLD/src
+
+also times the two halves of a first index apart (`reader_cpu_s`: reading and tokenising every
+file; `writer_cpu_s`: writing it all), in one process each, alternating.
 """
 
 from __future__ import annotations
@@ -253,6 +258,18 @@ if mode == "vectors":
     t = time.perf_counter(); sem.embedder.embed_passages(texts); dt = time.perf_counter() - t
     hy.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     out = {"vectors": total, "embed_texts_per_s": len(texts) / dt}
+elif mode == "split":
+    # the writer alone: every changed file is read and tokenised in this process first
+    from huiyi.store import ingest, reading
+    spent = [0.0]
+    def read_inline(reader, jobs, workers):
+        t = time.process_time()
+        outcomes = [reading.read_job(reader, job.path, job.cursor) for job in jobs]
+        spent[0] += time.process_time() - t
+        return iter(outcomes)
+    ingest.read_all = read_inline
+    t = time.process_time(); report = hy.index(); total = time.process_time() - t
+    out = {"reader_cpu_s": spent[0], "writer_cpu_s": total - spent[0], "events": report.events}
 elif mode == "index":
     t = time.perf_counter(); report = hy.index(); dt = time.perf_counter() - t
     hy.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # sizes below are of the database alone
@@ -311,6 +328,14 @@ def first_index(env: dict[str, str], root: Path, src: Path) -> dict[str, Any]:
     out["index_mb"] = sum(p.stat().st_size for p in home.glob("index.db*")) / 1e6
     out.update(size_by_part(home / "index.db"))
     return out
+
+
+def split_cpu(env: dict[str, str], src: Path) -> dict[str, Any]:
+    """The CPU seconds of a first index's two halves, apart: reading and tokenising every file,
+    then writing it all (one process; the index is removed first)."""
+    for old in Path(env["HUIYI_HOME"]).glob("index.db*"):
+        old.unlink()
+    return child("split", {**env, "PYTHONPATH": str(src)})
 
 
 #: what each b-tree of the index is part of (`dbstat` names; a name ending in `_` is a prefix)
@@ -385,6 +410,11 @@ def main() -> None:
     parser.add_argument(
         "--against", type=Path, help="another huiyi's src directory, timed in alternation"
     )
+    parser.add_argument(
+        "--split",
+        action="store_true",
+        help="also time reading and writing apart, in one process (reader_cpu_s, writer_cpu_s)",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="huiyi-bench-") as tmp:
         root = Path(tmp)
@@ -412,6 +442,17 @@ def main() -> None:
                 theirs.append(first_index(env, root, args.against))
             ours.append(first_index(env, root, SRC))  # last: the index measured below is ours
         total = total or ours[0]["events"]
+        split: dict[str, float] = {}
+        if args.split:
+            halves: dict[str, list[dict[str, Any]]] = {"": [], "against_": []}
+            for _ in range(args.runs):
+                if args.against is not None:
+                    halves["against_"].append(split_cpu(env, args.against))
+                halves[""].append(split_cpu(env, SRC))
+            for prefix, runs in halves.items():
+                for key in ("reader_cpu_s", "writer_cpu_s") if runs else ():
+                    split[prefix + key] = round(statistics.median(r[key] for r in runs), 2)
+            first_index(env, root, SRC)  # the index measured below is a real first index
         env["PYTHONPATH"] = str(SRC)
         again = child("index", env)
         queries = json.dumps(QUERIES, ensure_ascii=False)
@@ -429,6 +470,7 @@ def main() -> None:
             "generate_s": round(gen_s, 2),
             **ingest_numbers(ours, total),
             **(ingest_numbers(theirs, total, "against_") if theirs else {}),
+            **split,
             "reindex_unchanged_s": round(again["seconds"], 3),
             "search_p50_ms": round(found["p50_ms"], 2),
             "search_p95_ms": round(found["p95_ms"], 2),

@@ -7,6 +7,7 @@ import contextlib
 import json
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -14,7 +15,7 @@ from click.testing import CliRunner
 from huiyi import Huiyi, StoreError
 from huiyi.cli import main
 from huiyi.sources.claude import ClaudeReader
-from huiyi.store import db, ingest, migrations, reading, vectors
+from huiyi.store import codes, db, ingest, migrations, reading, vectors
 from tests.builders import claude as cc
 from tests.builders import codex as cx
 from tests.builders import damage
@@ -37,8 +38,12 @@ def hits(hy: Huiyi, query: str, layer: str) -> list[tuple[str, int]]:
 
 
 def before_(migration: migrations.Migration) -> list[migrations.Migration]:
-    """The migrations an index written before `migration` was released has."""
-    return migrations.MIGRATIONS[: migrations.MIGRATIONS.index(migration)]
+    """The migrations an index written before `migration` was released has, and m009: this
+    code's ingestion writes the coded columns m009 made (and m009 changes nothing the others
+    are about; `damage.before_m009` makes an index without it)."""
+    earlier = migrations.MIGRATIONS[: migrations.MIGRATIONS.index(migration)]
+    coded = migrations.m009_words_as_codes
+    return earlier if coded in earlier else [*earlier, coded]
 
 
 @pytest.fixture
@@ -251,7 +256,7 @@ def test_an_index_that_kept_whole_ids_finds_the_same_and_reads_each_record_once_
             assert hy.index(readers=[reader]).events == 3
             found = hits(hy, "flaky login", "lexical")
             uuids = [r["uuid"] for r in map(json.loads, path.read_text().splitlines())]
-            state = json.loads(hy.conn.execute("SELECT state FROM files").fetchone()[0])
+            state = reading.unpack_state(hy.conn.execute("SELECT state FROM files").fetchone()[0])
             state["uuids"], state["tools"] = uuids, {"toolu_9": "Read"}
             del state["seen"], state["calls"]
             with hy.conn:
@@ -353,3 +358,159 @@ def test_ids_written_after_m007_by_a_process_started_before_it_are_taken_as_thei
         uids = [u for (u,) in hy.conn.execute("SELECT uid FROM events")]
         assert len(uids) == 4 and all(isinstance(u, bytes) and len(u) == 8 for u in uids)
         assert {len(h) for (h,) in hy.conn.execute("SELECT head FROM files")} == {16}
+
+
+def test_an_index_from_before_m008_keeps_finding_the_same_with_smaller_text_indexes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """m008 makes the trigram index again without per-row lengths and lets both text indexes
+    buffer more before writing a segment. An index the code before it wrote (cursor states
+    kept as JSON text) is upgraded in place: typo and word search find the same, an append to
+    a transcript is read from where it stopped (a copied record is still indexed once), and
+    the state then kept is packed."""
+    claude = tmp_path / "claude"
+    reader = ClaudeReader([claude])
+    cwd = "/home/ana/api"
+    first = [
+        cc.user("why does the flaky login test fail on the staging database"),
+        cc.assistant("the port is taken", cc.tool_use("toolu_9", "Read", {}), message_id="m1"),
+        cc.user("数据库迁移回滚之后要重新建索引"),
+    ]
+    path = cc.write_transcript(claude, cwd, first)
+    with monkeypatch.context() as before:  # the code before m008
+        before.setattr(migrations, "MIGRATIONS", before_(migrations.m008_compact_text_indexes))
+        before.setattr(ingest, "pack_state", lambda state: json.dumps(state))
+        with Huiyi() as hy:
+            assert hy.index(readers=[reader]).events == 4
+            found = {
+                "fuzzy": hits(hy, "flaky logn", "fuzzy"),
+                "zh": hits(hy, "迁移回滚", "fuzzy"),
+                "lexical": hits(hy, "staging database", "lexical"),
+            }
+            db_path = hy.settings.db_path
+    assert found["fuzzy"][0] == (path.stem, 0) and found["zh"] == [(path.stem, 3)]
+    assert "event_fuzzy_docsize" in {name for _, name in schema(db_path)}
+
+    copy = json.loads(path.read_text().splitlines()[0])
+    with path.open("a") as fh:
+        fh.write(json.dumps(copy) + "\n")
+    cc.write_transcript(claude, cwd, [cc.user("the proxy holds port 8080")], append=True)
+    with Huiyi() as hy:  # opening it upgrades it and fills the new trigram index
+        assert {
+            "fuzzy": hits(hy, "flaky logn", "fuzzy"),
+            "zh": hits(hy, "迁移回滚", "fuzzy"),
+            "lexical": hits(hy, "staging database", "lexical"),
+        } == found
+        assert isinstance(hy.conn.execute("SELECT state FROM files").fetchone()[0], str)
+        assert hy.index(readers=[reader]).events == 1  # the new message, not the copy
+        assert hits(hy, "proxy hods port", "fuzzy")[0] == (path.stem, 4)
+        (kept,) = hy.conn.execute("SELECT state FROM files").fetchone()
+        state = reading.unpack_state(kept)
+        assert isinstance(kept, bytes) and len(kept) < len(json.dumps(state))
+        assert state["seq"] == 5
+        assert hy.index(readers=[reader]).events == 0
+    assert "m008_compact_text_indexes" in recorded(db_path)
+    assert "event_fuzzy_docsize" not in {name for _, name in schema(db_path)}
+    with contextlib.closing(sqlite3.connect(db_path)) as conn:
+        assert conn.execute("SELECT count(*) FROM _rebuild").fetchone()[0] == 0
+        for table in ("event_fts", "event_fuzzy"):
+            conn.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('integrity-check', 0)")
+            config = dict(conn.execute(f"SELECT k, v FROM {table}_config").fetchall())
+            assert config["hashsize"] == migrations.M008_HASHSIZE
+            assert config["automerge"] == 16
+
+
+def test_an_index_from_before_m009_keeps_its_words_vectors_and_counters_in_fewer_bytes(
+    tmp_path: Path,
+) -> None:
+    """m009 keeps kinds, roles and surfaces as codes and gives the words back through
+    generated columns. An index with words (and vectors, coverage counters, a compacted
+    session) is upgraded in place: every row reads the same, no vector is lost, the counters
+    stay true through a later delete, and search finds the same."""
+    claude = tmp_path / "claude"
+    reader = ClaudeReader([claude])
+    cwd = "/home/ana/api"
+    path = cc.write_transcript(
+        claude,
+        cwd,
+        [
+            cc.user("why does the flaky login test fail on staging"),
+            cc.assistant("the port is taken", cc.tool_use("toolu_9", "Read", {}), message_id="m1"),
+            cc.tool_result("toolu_9", "PORT = 8080"),
+            cc.compact_boundary(),
+            cc.compact_summary("we found the port clash on staging"),
+            cc.user("数据库迁移回滚之后要重新建索引"),
+        ],
+    )
+    other = cc.write_transcript(
+        claude,
+        cwd,
+        [cc.user("deploy the api on friday")],
+        session_id="5" * 8 + "-1111-4222-8333-444455556666",
+    )
+    columns = "seq, kind, role, surface, text, injected, indexed, tool_name"
+
+    def everything(hy: Huiyi) -> dict[str, Any]:
+        return {
+            "rows": hy.conn.execute(f"SELECT {columns} FROM events ORDER BY id").fetchall(),
+            "vectors": hy.conn.execute("SELECT count(*) FROM vectors").fetchone()[0],
+            "counters": hy.conn.execute("SELECT * FROM embed_coverage ORDER BY 1, 2").fetchall(),
+            "lexical": hits(hy, "staging", "lexical"),
+            "fuzzy": hits(hy, "flaky logn", "fuzzy"),
+            "zh": hits(hy, "迁移回滚", "fuzzy"),
+        }
+
+    with Huiyi() as hy:
+        hy.index(readers=[reader])
+        hy.embed()
+        before = everything(hy)
+        db_path = hy.settings.db_path
+    assert before["vectors"] > 0 and ("shadowed",) in {(r[3],) for r in before["rows"]}
+    damage.before_m009(db_path)
+    with contextlib.closing(sqlite3.connect(db_path)) as conn:
+        assert (
+            conn.execute(f"SELECT {columns} FROM events ORDER BY id").fetchall() == before["rows"]
+        )
+        (words,) = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'events'").fetchone()
+        assert "kind_code" not in words
+
+    with Huiyi() as hy:  # opening it upgrades it
+        assert everything(hy) == before
+        stored = hy.conn.execute(
+            "SELECT DISTINCT typeof(kind_code), typeof(role_code), typeof(surface_code) FROM events"
+        ).fetchall()
+        assert stored == [("integer", "integer", "integer")]
+        hy.forget(session_id=other.stem)
+        (counted,) = hy.conn.execute(
+            "SELECT count(*) FROM events WHERE indexed = 1 AND kind IN ('user', 'assistant', "
+            "'summary') AND (injected = 0 OR kind = 'summary')"
+        ).fetchone()
+        counters = dict(
+            hy.conn.execute("SELECT model, n FROM embed_coverage WHERE workspace = ?", (cwd,))
+        )
+        assert counters[""] == counted and set(counters.values()) == {counted}
+        assert hy.conn.execute("PRAGMA foreign_key_check").fetchall() == []
+        assert hits(hy, "staging", "lexical") == before["lexical"]
+    assert "m009_words_as_codes" in recorded(db_path)
+    assert {path.stem} == {s for s, _ in before["lexical"]}
+
+
+def test_every_word_reads_back_through_the_coded_columns(indexed: Path) -> None:
+    """`store.codes` and m009's generated columns spell the same numbering; a word without a
+    code is kept as itself."""
+    with Huiyi() as hy:
+        rowid = hy.conn.execute("SELECT min(id) FROM events").fetchone()[0]
+        for column, coded in (
+            ("kind", codes.KIND_CODES),
+            ("role", codes.ROLE_CODES),
+            ("surface", codes.SURFACE_CODES),
+        ):
+            for word in [*coded, "narrator"]:
+                code = getattr(codes, f"{column}_code")(word)
+                assert isinstance(code, int) == (word != "narrator")
+                with hy.conn:
+                    hy.conn.execute(
+                        f"UPDATE events SET {column}_code = ? WHERE id = ?", (code, rowid)
+                    )
+                read = hy.conn.execute(f"SELECT {column} FROM events WHERE id = ?", (rowid,))
+                assert read.fetchone()[0] == word

@@ -15,6 +15,8 @@ import contextlib
 import sqlite3
 from pathlib import Path
 
+from huiyi.store import migrations
+
 
 def _open(path: Path) -> contextlib.closing[sqlite3.Connection]:
     return contextlib.closing(sqlite3.connect(path, isolation_level=None))
@@ -76,8 +78,8 @@ def break_fulltext(path: Path) -> None:
 def first_release(path: Path) -> None:
     """Make the index what the first release left: only m001's schema and rows.
 
-    m002 added the fuzzy index and the vectors, m004 the coverage counters and their triggers;
-    `_rebuild` is bookkeeping of later releases.
+    m002 added the fuzzy index and the vectors, m004 the coverage counters and their triggers,
+    m009 the coded kinds, roles and surfaces; `_rebuild` is bookkeeping of later releases.
     """
     with _open(path) as conn:
         for (trigger,) in conn.execute(
@@ -85,8 +87,34 @@ def first_release(path: Path) -> None:
         ).fetchall():
             conn.execute(f'DROP TRIGGER "{trigger}"')
         conn.execute("DROP TABLE embed_coverage")
+        _events_as_words(conn)
         conn.execute("DROP TABLE event_fuzzy")
         conn.execute("DROP TABLE vectors")
         conn.execute("DROP TABLE _rebuild")
         conn.execute("DELETE FROM event_fts_config WHERE k IN ('automerge', 'crisismerge')")
         conn.execute("DELETE FROM _migrations WHERE name <> 'm001_initial'")
+
+
+def before_m009(path: Path) -> None:
+    """Make the events table what it was before m009 (words where it keeps codes), with its
+    triggers, and forget that m009 ran."""
+    with _open(path) as conn:
+        triggers = conn.execute(
+            "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'events'"
+        ).fetchall()
+        _events_as_words(conn)
+        for (trigger,) in triggers:
+            conn.execute(trigger.replace(" OF sid, kind_code, ", " OF sid, kind, "))
+        conn.execute("DELETE FROM _migrations WHERE name = 'm009_words_as_codes'")
+
+
+def _events_as_words(conn: sqlite3.Connection) -> None:
+    """The events table as m001 made it, with the same rows (foreign keys are off here)."""
+    (schema,) = (s for s in migrations.M001_SCHEMA if "CREATE TABLE events" in s)
+    columns = "id, sid, seq, time, kind, role, text, surface, injected, tool_name, uid, indexed"
+    conn.execute(schema.replace("CREATE TABLE events", "CREATE TABLE events_words"))
+    conn.execute(f"INSERT INTO events_words ({columns}) SELECT {columns} FROM events")
+    conn.execute("DROP TABLE events")
+    conn.execute("PRAGMA legacy_alter_table = ON")  # what names `events` stays as it is
+    conn.execute("ALTER TABLE events_words RENAME TO events")
+    conn.execute("CREATE UNIQUE INDEX events_by_uid ON events(uid) WHERE uid IS NOT NULL")

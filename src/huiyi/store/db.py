@@ -185,15 +185,20 @@ def faults(conn: sqlite3.Connection | None, path: Path, *, retry: str = "") -> I
 
 
 def _rebuild_stale(conn: sqlite3.Connection) -> None:
-    """Fill the text indexes again when a migration asked for it (see `store.migrations`)."""
-    if migrations.TEXT_INDEXES not in migrations.stale(conn):
+    """Fill the text indexes (or the trigram index alone) again when a migration asked for it
+    (see `store.migrations`)."""
+    if not migrations.stale(conn):
         return
     from huiyi.store import textindex  # with the readers' helpers: not on every open
 
     with immediate(conn):
-        if migrations.TEXT_INDEXES in migrations.stale(conn):  # not done by another process
+        stale = migrations.stale(conn)  # read again: another process may have done it
+        if migrations.TEXT_INDEXES in stale:
             textindex.rebuild(conn)
-            migrations.rebuilt(conn, migrations.TEXT_INDEXES)
+        elif migrations.FUZZY_INDEX in stale:
+            textindex.rebuild(conn, only_fuzzy=True)
+        for what in stale:
+            migrations.rebuilt(conn, what)
 
 
 @contextlib.contextmanager

@@ -36,14 +36,17 @@ from huiyi.safety.privacy import has_marker, is_private_title
 from huiyi.safety.redact import redact
 from huiyi.sources.base import Cursor, Reader, ReadResult, SessionChunk
 from huiyi.store import db, vectors
+from huiyi.store.codes import kind_code, role_code, surface_code
 from huiyi.store.reading import (
     PARALLEL_MIN_FILES,
     Job,
     Outcome,
+    pack_state,
     planned_workers,
     read_all,
     read_job,
     same_head,
+    unpack_state,
 )
 from huiyi.store.textindex import (
     INDEXABLE_KINDS,
@@ -202,7 +205,7 @@ class Ingestor:
         if row is not None:
             offset, head = int(row[4]), bytes(row[5] or b"")
             reset = row[1] != st.st_ino or st.st_size < offset or not same_head(path, offset, head)
-        cursor = Cursor() if reset else Cursor(offset=int(row[4]), state=json.loads(row[6]))
+        cursor = Cursor() if reset else Cursor(offset=int(row[4]), state=unpack_state(row[6]))
         return Job(path, st, file_id, reset, cursor)
 
     def _write(self, source: str, job: Job, outcome: Outcome, report: SourceReport) -> None:
@@ -252,7 +255,7 @@ class Ingestor:
             st.st_mtime_ns,
             result.offset,
             head,
-            json.dumps(result.state, ensure_ascii=False, separators=(",", ":")),
+            pack_state(result.state),
             result.refused,
             int(time.time() * 1000),
         )
@@ -344,12 +347,18 @@ class Ingestor:
         written = self._upsert_events(sid, workspace, update.source, chunk.events, streams)
         for seq, surface in chunk.surface.items():
             self.conn.execute(
-                "UPDATE events SET surface = ? WHERE sid = ? AND seq = ?", (surface.value, sid, seq)
+                "UPDATE events SET surface_code = ? WHERE sid = ? AND seq = ?",
+                (surface_code(surface), sid, seq),
             )
         if chunk.shadow_before is not None:
             self.conn.execute(
-                "UPDATE events SET surface = ? WHERE sid = ? AND seq < ? AND surface = ?",
-                (Surface.SHADOWED.value, sid, chunk.shadow_before, Surface.CURRENT.value),
+                "UPDATE events SET surface_code = ? WHERE sid = ? AND seq < ? AND surface_code = ?",
+                (
+                    surface_code(Surface.SHADOWED),
+                    sid,
+                    chunk.shadow_before,
+                    surface_code(Surface.CURRENT),
+                ),
             )
         first_user = self._refresh_counts(sid, chunk.events)
         marked = (
@@ -485,6 +494,7 @@ class Ingestor:
         replaced: list[tuple[Any, ...]] = []  # rows of seqs read before
         texts: list[tuple[int, Streams]] = []
         stale: list[Indexed] = []
+        written: list[tuple[str, bool, bool]] = []  # kind, injected, indexed of each row
         for seq, (event, precomputed, uid) in by_seq.items():
             if uid is not None and uid in taken:
                 continue
@@ -498,16 +508,17 @@ class Ingestor:
                 self._next_id += 1
             # the readers tokenised exactly the events that are indexed (None for the others)
             indexed = precomputed is not None if streams is not None else is_indexed(event)
+            written.append((event.kind.value, event.injected, indexed))
             (fresh if old is None else replaced).append(
                 (
                     rowid,
                     sid,
                     seq,
                     event.time,
-                    event.kind.value,
-                    event.role,
+                    kind_code(event.kind),
+                    role_code(event.role),
                     event.text,
-                    event.surface.value,
+                    surface_code(event.surface),
                     int(event.injected),
                     event.tool_name,
                     uid,
@@ -524,17 +535,15 @@ class Ingestor:
         for verb, rows in (("INSERT", fresh), ("INSERT OR REPLACE", replaced)):
             if rows:
                 self.conn.executemany(
-                    f"{verb} INTO events (id, sid, seq, time, kind, role, text, surface, "
-                    "injected, tool_name, uid, indexed) "
+                    f"{verb} INTO events (id, sid, seq, time, kind_code, role_code, text, "
+                    "surface_code, injected, tool_name, uid, indexed) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     rows,
                 )
         add_rows(self.conn, workspace, texts)
-        vectors.count_new_events(
-            self.conn, sid, ((row[4], bool(row[8]), bool(row[11])) for row in (*fresh, *replaced))
-        )
+        vectors.count_new_events(self.conn, sid, written)
         # titles are not counted
-        return sum(1 for row in (*fresh, *replaced) if row[4] in INDEXABLE_KINDS)
+        return sum(1 for kind, _, _ in written if kind in INDEXABLE_KINDS)
 
     def _uids_taken_elsewhere(self, sid: int, wanted: dict[bytes, int]) -> set[bytes]:
         """uid keys (`uid_key`, with the seq this read gives each) already indexed under another

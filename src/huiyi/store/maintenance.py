@@ -29,6 +29,7 @@ from huiyi.errors import StoreError
 from huiyi.model import TEXT_KINDS, sql_kinds
 from huiyi.sources.base import Reader
 from huiyi.store import db, migrations, textindex, vectors
+from huiyi.store.codes import kind_code, role_code, surface_code
 from huiyi.store.ingest import Ingestor, Progress, SourceReport, spread_privacy, text_uid_key
 
 #: the kinds `sessions.event_count` counts: what "events" means in every total huiyi shows
@@ -523,11 +524,14 @@ class _Salvage:
                     continue
                 if isinstance(uid, str):  # the damaged index predates m007's uid keys
                     event[8] = text_uid_key(uid)
+                event[2], event[3] = kind_code(kind), role_code(event[3])
+                event[5] = surface_code(event[5])
                 cur = self._insert(
                     conn,
                     "events",
-                    "INSERT OR IGNORE INTO events (sid, seq, time, kind, role, text, surface, "
-                    "injected, tool_name, uid, indexed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT OR IGNORE INTO events (sid, seq, time, kind_code, role_code, text, "
+                    "surface_code, injected, tool_name, uid, indexed) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (sid, *event),
                 )
                 if cur is None or cur.rowcount != 1:

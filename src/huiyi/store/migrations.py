@@ -341,6 +341,115 @@ def m007_digests_for_ids(conn: sqlite3.Connection) -> None:
         )
 
 
+#: m008: FTS5's in-memory buffer per text index (bytes; FTS5's default is 1 MB)
+M008_HASHSIZE = 8_000_000
+
+
+def m008_compact_text_indexes(conn: sqlite3.Connection) -> None:
+    """Smaller text indexes: no per-row lengths in the trigram index, larger segments in both.
+
+    - `event_fuzzy` keeps no column sizes (`columnsize=0`): its `_docsize` table was 0.7 of
+      42.5 MB at 104k Claude Code messages, and nothing reads it (the fuzzy layer ranks by
+      trigram rarity, never by `bm25()`). FTS5 cannot drop it from a table, so the table is
+      made again, with m002's merge settings, and filled from the kept text by the live code
+      (`_rebuild`: `fuzzy`, the trigram index alone; its text is folded, not tokenised).
+    - Both indexes buffer up to `M008_HASHSIZE` bytes of new rows (`hashsize`) before writing a
+      segment: a first index writes fewer, larger segments, which take less room and less
+      merging. The buffer is emptied at every commit, so small writes use little of it.
+    """
+    conn.execute("DROP TABLE event_fuzzy")
+    conn.execute(
+        "CREATE VIRTUAL TABLE event_fuzzy USING fts5("
+        "text, scope, content='', tokenize='trigram', detail=none, columnsize=0)"
+    )
+    for table in ("event_fts", "event_fuzzy"):
+        for key, value in (
+            ("automerge", 16),
+            ("crisismerge", 64),
+            ("hashsize", M008_HASHSIZE),
+        ):
+            conn.execute(f"INSERT INTO {table} ({table}, rank) VALUES (?, ?)", (key, value))
+    conn.execute(
+        "INSERT OR IGNORE INTO _rebuild (what) SELECT 'fuzzy' WHERE EXISTS (SELECT 1 FROM events)"
+    )
+
+
+#: m009: the codes of `store.codes` (frozen copy), as (column, word by code)
+M009_CODES = (
+    (
+        "kind",
+        ("user", "assistant", "tool_call", "tool_result", "summary", "title", "other"),
+    ),
+    ("role", ("user", "assistant", "tool", "system")),
+    ("surface", ("current", "shadowed", "log-only")),
+)
+
+
+def _m009_word(column: str, words: tuple[str, ...]) -> str:
+    """The generated column giving back the word of `{column}_code` (an uncoded word as is)."""
+    cases = " ".join(f"WHEN {n} THEN '{word}'" for n, word in enumerate(words))
+    return f"{column} TEXT GENERATED ALWAYS AS (CASE {column}_code {cases} ELSE {column}_code END)"
+
+
+def _m009_code(column: str, words: tuple[str, ...]) -> str:
+    """The code of a word kept in `column` (a word without a code stays as it is)."""
+    cases = " ".join(f"WHEN '{word}' THEN {n}" for n, word in enumerate(words))
+    return f"CASE {column} {cases} ELSE {column} END"
+
+
+def m009_words_as_codes(conn: sqlite3.Connection) -> None:
+    """Events keep their kind, role and surface as small integers (`store.codes`).
+
+    The three words were 2.3 of 42.5 MB at 104k Claude Code messages. The table is made again
+    with `kind_code`, `role_code` and `surface_code` (no type: a word without a code is kept as
+    itself) and, under the old names, virtual generated columns that give the words back, so
+    every query and trigger reads as before. The rows keep their ids, so the text indexes and
+    vectors stay as they are; the uid index and the triggers on events (m005's) are made again,
+    the update triggers watching `kind_code`, the column now written. `apply` runs migrations with
+    foreign keys off, so dropping the old table does not delete the vectors of its rows.
+    """
+    generated = ", ".join(_m009_word(column, words) for column, words in M009_CODES)
+    conn.execute(
+        f"""
+        CREATE TABLE events_coded (
+            id INTEGER PRIMARY KEY,
+            sid INTEGER NOT NULL REFERENCES sessions(sid) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            time INTEGER NOT NULL,
+            kind_code NOT NULL,
+            role_code NOT NULL,
+            text TEXT NOT NULL,
+            surface_code NOT NULL,
+            injected INTEGER NOT NULL DEFAULT 0,
+            tool_name TEXT,
+            uid TEXT,
+            indexed INTEGER NOT NULL DEFAULT 0,
+            {generated},
+            UNIQUE (sid, seq)
+        )
+        """
+    )
+    codes = ", ".join(_m009_code(column, words) for column, words in M009_CODES)
+    conn.execute(
+        "INSERT INTO events_coded (id, sid, seq, time, text, injected, tool_name, uid, indexed, "
+        f"kind_code, role_code, surface_code) SELECT id, sid, seq, time, text, injected, "
+        f"tool_name, uid, indexed, {codes} FROM events ORDER BY id"
+    )
+    triggers = conn.execute(
+        "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'events'"
+    ).fetchall()
+    conn.execute("DROP TABLE events")
+    # rename only the table: the triggers of other tables name `events` already
+    conn.execute("PRAGMA legacy_alter_table = ON")
+    try:
+        conn.execute("ALTER TABLE events_coded RENAME TO events")
+    finally:
+        conn.execute("PRAGMA legacy_alter_table = OFF")
+    conn.execute("CREATE UNIQUE INDEX events_by_uid ON events(uid) WHERE uid IS NOT NULL")
+    for (trigger,) in triggers:  # the update triggers watch the column now written
+        conn.execute(trigger.replace(" OF sid, kind, ", " OF sid, kind_code, "))
+
+
 MIGRATIONS: list[Migration] = [
     m001_initial,
     m002_fuzzy_and_vectors,
@@ -349,6 +458,8 @@ MIGRATIONS: list[Migration] = [
     m005_embed_coverage,
     m006_count_new_events_in_code,
     m007_digests_for_ids,
+    m008_compact_text_indexes,
+    m009_words_as_codes,
 ]
 
 
@@ -360,6 +471,8 @@ BOOKKEEPING = (
 )
 #: the `_rebuild` entry for both text indexes (`event_fts` and `event_fuzzy`)
 TEXT_INDEXES = "text"
+#: the `_rebuild` entry for the trigram index (`event_fuzzy`) alone
+FUZZY_INDEX = "fuzzy"
 
 
 def unknown(conn: sqlite3.Connection) -> list[str]:
@@ -385,26 +498,51 @@ def apply(conn: sqlite3.Connection) -> list[str]:
         name = migration.__name__
         if name in recorded:
             continue  # the common case costs no write lock
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            done = conn.execute("SELECT 1 FROM _migrations WHERE name = ?", (name,)).fetchone()
-            if done is None:
-                migration(conn)
-                conn.execute(
-                    "INSERT INTO _migrations (name, applied) VALUES (?, strftime('%s','now'))",
-                    (name,),
-                )
-                applied.append(name)
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:  # SQLite rolls some failures back by itself
-                conn.execute("ROLLBACK")
-            raise
+        if _migrate(conn, migration):
+            applied.append(name)
     return applied
 
 
+def _migrate(conn: sqlite3.Connection, migration: Migration) -> bool:
+    """Run one migration in its own transaction unless another process did; True if it ran.
+
+    Foreign keys are off meanwhile (SQLite's way to make a table again: dropping the old one
+    would otherwise delete the rows that refer to it); a migration that leaves more rows
+    referring to nothing than it found is undone.
+    """
+    name = migration.__name__
+    (enforced,) = conn.execute("PRAGMA foreign_keys").fetchone()
+    conn.execute("PRAGMA foreign_keys = OFF")
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        done = conn.execute("SELECT 1 FROM _migrations WHERE name = ?", (name,)).fetchone()
+        if done is None:
+            dangling = _dangling(conn) if enforced else 0
+            migration(conn)
+            if enforced and _dangling(conn) > dangling:
+                raise sqlite3.IntegrityError(f"{name} left rows that refer to nothing")
+            conn.execute(
+                "INSERT INTO _migrations (name, applied) VALUES (?, strftime('%s','now'))",
+                (name,),
+            )
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:  # SQLite rolls some failures back by itself
+            conn.execute("ROLLBACK")
+        raise
+    finally:
+        conn.execute(f"PRAGMA foreign_keys = {int(enforced)}")
+    return done is None
+
+
+def _dangling(conn: sqlite3.Connection) -> int:
+    """Rows whose foreign key refers to nothing (an index may hold some from before)."""
+    return len(conn.execute("PRAGMA foreign_key_check").fetchall())
+
+
 def stale(conn: sqlite3.Connection) -> set[str]:
-    """Derived indexes a migration asked to rebuild (`TEXT_INDEXES`), not yet rebuilt."""
+    """Derived indexes a migration asked to rebuild (`TEXT_INDEXES`, `FUZZY_INDEX`), not yet
+    rebuilt."""
     return {r[0] for r in conn.execute("SELECT what FROM _rebuild")}
 
 

@@ -102,15 +102,24 @@ def stored_streams(text: str, kind: str, injected: bool) -> Streams:
 
 def add_rows(conn: sqlite3.Connection, workspace: str, rows: Iterable[tuple[int, Streams]]) -> None:
     """Write events of one workspace into both text indexes: `(rowid, streams)` each."""
-    scope, fuzzy_scope = scope_token(workspace), fuzzy_scope_token(workspace)
+    scope = scope_token(workspace)
     fts: list[tuple[int, str, str, str]] = []
-    fuzzy: list[tuple[int, str, str]] = []
+    fuzzy: list[tuple[int, str]] = []
     for rowid, (body, whole, folded) in rows:
         fts.append((rowid, body, whole, scope))
         if folded is not None:
-            fuzzy.append((rowid, folded, fuzzy_scope))
+            fuzzy.append((rowid, folded))
     conn.executemany("INSERT INTO event_fts (rowid, body, whole, scope) VALUES (?, ?, ?, ?)", fts)
-    conn.executemany("INSERT INTO event_fuzzy (rowid, text, scope) VALUES (?, ?, ?)", fuzzy)
+    add_fuzzy(conn, workspace, fuzzy)
+
+
+def add_fuzzy(conn: sqlite3.Connection, workspace: str, rows: Iterable[tuple[int, str]]) -> None:
+    """Write events of one workspace into the trigram index: `(rowid, fuzzy text)` each."""
+    scope = fuzzy_scope_token(workspace)
+    conn.executemany(
+        "INSERT INTO event_fuzzy (rowid, text, scope) VALUES (?, ?, ?)",
+        [(rowid, text, scope) for rowid, text in rows],
+    )
 
 
 def remove_rows(conn: sqlite3.Connection, workspace: str, rows: Iterable[Indexed]) -> None:
@@ -138,13 +147,16 @@ def remove_rows(conn: sqlite3.Connection, workspace: str, rows: Iterable[Indexed
 REBUILD_BATCH = 5_000
 
 
-def rebuild(conn: sqlite3.Connection) -> int:
-    """Empty both text indexes and fill them again from the kept text; returns events written.
+def rebuild(conn: sqlite3.Connection, *, only_fuzzy: bool = False) -> int:
+    """Empty both text indexes (or only the trigram index) and fill them again from the kept
+    text; returns events written.
 
     Runs in the caller's transaction. FTS5's `delete-all` resets a table whatever state its
-    segments are in, so this also mends a damaged full-text or trigram index.
+    segments are in, so this also mends a damaged full-text or trigram index. The trigram
+    index alone costs a fraction: its text is only folded, not tokenised.
     """
-    for table in ("event_fts", "event_fuzzy"):
+    tables = ("event_fuzzy",) if only_fuzzy else ("event_fts", "event_fuzzy")
+    for table in tables:
         conn.execute(f"INSERT INTO {table} ({table}) VALUES ('delete-all')")
     rows = conn.execute(
         "SELECT e.id, e.text, e.kind, e.injected, s.workspace FROM events e "
@@ -156,10 +168,22 @@ def rebuild(conn: sqlite3.Connection) -> int:
     for rowid, text, kind, injected, workspace in rows:
         if workspace != current or len(batch) >= REBUILD_BATCH:
             if current is not None:
-                add_rows(conn, current, batch)
+                _write_batch(conn, current, batch, only_fuzzy)
             count += len(batch)
             batch, current = [], workspace
-        batch.append((rowid, stored_streams(text, kind, bool(injected))))
+        if only_fuzzy:
+            batch.append((rowid, ("", "", fuzzy_text(kind, bool(injected), text))))
+        else:
+            batch.append((rowid, stored_streams(text, kind, bool(injected))))
     if current is not None:
-        add_rows(conn, current, batch)
+        _write_batch(conn, current, batch, only_fuzzy)
     return count + len(batch)
+
+
+def _write_batch(
+    conn: sqlite3.Connection, workspace: str, batch: list[tuple[int, Streams]], only_fuzzy: bool
+) -> None:
+    if only_fuzzy:
+        add_fuzzy(conn, workspace, ((r, text) for r, (_, _, text) in batch if text is not None))
+    else:
+        add_rows(conn, workspace, batch)
