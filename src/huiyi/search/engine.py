@@ -28,6 +28,7 @@ from huiyi.safety.redact import redact
 from huiyi.search import floor, fusion, fuzzy, lexical, rerank
 from huiyi.store import queries
 from huiyi.store.queries import SessionRow
+from huiyi.text.expand import expansion
 from huiyi.text.snippet import snippet
 from huiyi.text.tokenize import Query, parse_query
 
@@ -265,6 +266,11 @@ def search(
                     )
         except (sqlite3.Error, HuiyiError) as exc:
             notes.append(f"{name} layer dropped out: {exc}")
+    extra = expansion(text) if hybrid and "lexical" in found else ""
+    if extra:  # the query's technical terms in the other language, fused at a lower weight
+        with suppress(sqlite3.Error, HuiyiError), _time_limit(conn, seconds):
+            expanded = lexical.ranked(conn, parse_query(extra), flt.workspace)
+            found["expanded"] = _visible_ids(conn, expanded, visible, depth)
     if pending is not None:
         try:
             left = max(0.0, started + seconds - time.monotonic())
@@ -276,8 +282,10 @@ def search(
             notes.append(f"semantic layer dropped out: no answer within {seconds:g} s")
         except (sqlite3.Error, HuiyiError) as exc:
             notes.append(f"semantic layer dropped out: {exc}")
-    rankings = {name: [rowid for rowid, _ in found[name]] for name in wanted if name in found}
-    ran = list(rankings)
+    rankings = {
+        name: [rowid for rowid, _ in found[name]] for name in [*wanted, "expanded"] if name in found
+    }
+    ran = [name for name in rankings if name in LAYERS]
     if len(ran) == 1:
         order = [(rowid, float(depth - n)) for n, rowid in enumerate(rankings[ran[0]])]
     else:
