@@ -50,7 +50,7 @@ from huiyi.recall.tools import (
 from huiyi.safety.budget import TOOL_SECONDS
 from huiyi.safety.envelope import MARKER_NAME, wrap
 from huiyi.safety.redact import MAX_FIELD_CHARS
-from huiyi.search import fusion, lexical
+from huiyi.search import fusion, lexical, rerank
 from huiyi.search.e5ort import DEFAULT_MAX_TOKENS
 from huiyi.search.floor import floors_for
 from huiyi.sources.base import MAX_LINE_BYTES
@@ -338,6 +338,14 @@ CLAIMS = [
     claim("docs/eval.md", r"`COVERAGE_GATE = ([\d.]+)`", fusion.COVERAGE_GATE),
     claim("docs/eval.md", r"(\d+)% is the lowest\s+coverage", fusion.COVERAGE_GATE * 100),
     claim("docs/eval.md", r"`DEPTH = (\d+)` kept", fusion.DEPTH),
+    claim(
+        "docs/eval.md",
+        r"`POOL = (\d+)` fused candidates scores\s+2 / \(1 \+ fused rank\) \+ ([\d.]+) x coverage "
+        r"\+ ([\d.]+) x",
+        rerank.POOL,
+        rerank.COVERAGE,
+        rerank.AGREEMENT,
+    ),
     claim("docs/eval.md", r"asks each workspace up to (\d+) questions", PER_WORKSPACE),
     claim(
         "docs/eval.md",

@@ -2,10 +2,11 @@
 
 Layers (lexical BM25, fuzzy trigrams, semantic vectors) each yield event rowids in rank order;
 this module keeps only events of sessions the caller may see (workspace, not private, not
-excluded, subagents only on request), fuses the layers by reciprocal rank, and turns the first
-`limit` into `Hit`s whose snippet is cut from already-redacted text. Layers are isolated: one
-that fails or runs out of time drops out and the result says so instead of failing the search;
-the semantic layer joins a hybrid search only above a coverage gate. A search whose best
+excluded, subagents only on request), fuses the layers by reciprocal rank, scores the first
+page again by coverage and semantic agreement (`search.rerank`), and turns the first `limit`
+into `Hit`s whose snippet is cut from already-redacted text. Layers are isolated: one that fails
+or runs out of time drops out and the result says so instead of failing the search; the
+semantic layer joins a hybrid search only above a coverage gate. A search whose best
 evidence stays below every calibrated floor (`search.floor`) declines: no hits, and the result
 says so, because unrelated history shown as "recalled" misleads an agent more than nothing.
 """
@@ -24,9 +25,10 @@ from typing import TYPE_CHECKING
 from huiyi.errors import HuiyiError, UsageError
 from huiyi.model import Hit, Session
 from huiyi.safety.redact import redact
-from huiyi.search import floor, fusion, fuzzy, lexical
+from huiyi.search import floor, fusion, fuzzy, lexical, rerank
 from huiyi.store import queries
 from huiyi.store.queries import SessionRow
+from huiyi.text.expand import expansion
 from huiyi.text.snippet import snippet
 from huiyi.text.tokenize import Query, parse_query
 
@@ -250,6 +252,7 @@ def search(
     found: dict[str, list[tuple[int, float]]] = {}
     read = lexical.Rows()  # index rows the lexical layer reads, and the evidence reads again
     pending: _Beside | None = None
+    cosines: dict[int, float] = {}
     started = time.monotonic()
     # the semantic layer first: its worker embeds while the other layers run
     for name in sorted(wanted, key=lambda name: name != "semantic"):
@@ -263,18 +266,26 @@ def search(
                     )
         except (sqlite3.Error, HuiyiError) as exc:
             notes.append(f"{name} layer dropped out: {exc}")
+    extra = expansion(text) if hybrid and "lexical" in found else ""
+    if extra:  # the query's technical terms in the other language, fused at a lower weight
+        with suppress(sqlite3.Error, HuiyiError), _time_limit(conn, seconds):
+            expanded = lexical.ranked(conn, parse_query(extra), flt.workspace)
+            found["expanded"] = _visible_ids(conn, expanded, visible, depth)
     if pending is not None:
         try:
             left = max(0.0, started + seconds - time.monotonic())
             ranked = pending.result(timeout=left, load_timeout=load_seconds)
+            cosines = dict(ranked)
             with _time_limit(conn, seconds):
                 found["semantic"] = _visible_ids(conn, ranked, visible, depth)
         except TimeoutError:
             notes.append(f"semantic layer dropped out: no answer within {seconds:g} s")
         except (sqlite3.Error, HuiyiError) as exc:
             notes.append(f"semantic layer dropped out: {exc}")
-    rankings = {name: [rowid for rowid, _ in found[name]] for name in wanted if name in found}
-    ran = list(rankings)
+    rankings = {
+        name: [rowid for rowid, _ in found[name]] for name in [*wanted, "expanded"] if name in found
+    }
+    ran = [name for name in rankings if name in LAYERS]
     if len(ran) == 1:
         order = [(rowid, float(depth - n)) for n, rowid in enumerate(rankings[ran[0]])]
     else:
@@ -286,6 +297,9 @@ def search(
     if abstain and not floors.passes(evidence):
         notes.append(f"nothing reached the relevance floors ({floors.weak(evidence)})")
         return SearchResult([], ran, notes, evidence, declined=True)
+    if len(ran) > 1 and cosines:  # without cosines coverage alone moved nothing measurable
+        with suppress(sqlite3.Error):  # a damaged full-text index: the fused order stands
+            order = rerank.rerank(conn, query, flt.workspace, order, cosines, read)
     held = {name: set(ranking) for name, ranking in rankings.items()}
     found_by = {rowid: tuple(n for n in ran if rowid in held[n]) for rowid, _ in order}
     hits = hydrate(conn, order, flt, query, limit, found_by, visible)

@@ -40,7 +40,7 @@ from huiyi.store import queries
 from huiyi.text.tokenize import Query
 from huiyi.workspace import scope_token
 
-__all__ = ["Evidence", "Floors", "floors_for", "lexical_evidence"]
+__all__ = ["Evidence", "Floors", "floors_for", "lexical_evidence", "passage_shares"]
 
 #: the lexical layer's first passages read for evidence (its re-rank already orders them)
 TOP_PASSAGES = 3
@@ -173,22 +173,22 @@ def _phrase(unit: tuple[str, ...]) -> str:
     return 'body:"' + " ".join(unit).replace('"', '""') + '"'
 
 
-def lexical_evidence(
+def passage_shares(
     conn: sqlite3.Connection,
     query: Query,
     workspace: str | None,
     rowids: Sequence[int],
     read: Rows | None = None,
-) -> tuple[float, float]:
-    """The rarity-weighted share of the query's words held by the best of `rowids`, among
-    the words the workspace uses (0 when there are none), and the share it never uses.
+) -> tuple[dict[int, float], float]:
+    """Per passage of `rowids`, the rarity-weighted share of the query's words it holds,
+    among the words the workspace uses (0 when there are none); and the share it never uses.
 
     A word's weight is its inverse document frequency in the searched workspace,
     `log(1 + N / (1 + n))`, with `n` read from the full-text index up to `DF_CAP` rows (through
     `read`, the rows the lexical layer already read answer for most words)."""
     units = _units(query)
     if not units:
-        return 0.0, 0.0
+        return dict.fromkeys(rowids, 0.0), 0.0
     scope = "" if workspace is None else f' AND scope:"{scope_token(workspace)}"'
     matches = [f"({_phrase(u)}){scope}" for u in units]
     rows = (read or Rows()).newest(conn, matches, DF_CAP)
@@ -201,8 +201,20 @@ def lexical_evidence(
     # question's bigrams across word boundaries, `校毕` in `学校毕业`, are mostly such words)
     known = total - missing
     held = holding(conn, matches, rows, DF_CAP, list(rowids))
-    best = 0.0
-    for rowid in rowids:
-        share = sum(w for n, w in enumerate(weights) if n in held[rowid])
-        best = max(best, share / known if known else 0.0)
-    return best, absent
+    shares = {
+        rowid: sum(weights[n] for n in held[rowid]) / known if known else 0.0 for rowid in rowids
+    }
+    return shares, absent
+
+
+def lexical_evidence(
+    conn: sqlite3.Connection,
+    query: Query,
+    workspace: str | None,
+    rowids: Sequence[int],
+    read: Rows | None = None,
+) -> tuple[float, float]:
+    """The best `passage_shares` of `rowids` (0 for none), and the share of the query's words
+    the workspace never uses."""
+    shares, absent = passage_shares(conn, query, workspace, rowids, read)
+    return max(shares.values(), default=0.0), absent
