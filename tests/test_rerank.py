@@ -83,3 +83,37 @@ def test_a_paraphrase_gets_both_of_its_answers_into_the_first_five(
         assert set(query.relevant) <= first_five()
         monkeypatch.setattr(rerank, "POOL", 0)  # the fused order alone
         assert len(set(query.relevant) & first_five()) == 1
+
+
+def test_a_typo_query_keeps_its_fuzzy_match_against_cosines_that_misread_it(
+    tmp_path: Path,
+) -> None:
+    """A query of words the workspace never uses has no lexical coverage in any passage; the
+    fuzzy layer's containment stands in for them, so a misspelled word's cosines (which favour
+    other passages here) no longer push its fuzzy match out of the first five."""
+    from huiyi import Huiyi
+    from huiyi.text.tokenize import parse_query
+    from tests.builders.lines import LineReader, write
+
+    (tmp_path / "logs").mkdir()
+    write(
+        tmp_path / "logs" / "a.log",
+        {"s": "s", "q": 0, "t": "subsetting the fonts cut the bundle"},
+        *({"s": "s", "q": n, "t": f"the subset of settings number {n}"} for n in range(1, 10)),
+    )
+    with Huiyi(tmp_path / "home", embedder="none") as hy:
+        hy.index(readers=[LineReader(tmp_path / "logs")])
+        rows = [r for (r,) in hy.conn.execute("SELECT id FROM events ORDER BY seq")]
+        needle, others = rows[0], rows[1:]
+        fused_order = [*others[:2], needle, *others[2:7]]  # the fuzzy match third of eight
+        order = [(rowid, 1.0 / (5 + n)) for n, rowid in enumerate(fused_order)]
+        cosines = {rowid: 0.88 for rowid in others} | {needle: 0.86}
+        fuzzy_scores = {rowid: 0.57 for rowid in others} | {needle: 0.87}
+        query = parse_query("subseting")
+
+        def place(fuzzy: dict[int, float] | None) -> int:
+            ranked = rerank.rerank(hy.conn, query, "/w/a", order, cosines, fuzzy=fuzzy)
+            return [rowid for rowid, _ in ranked].index(needle)
+
+        assert place(None) == 5  # the cosines alone put it out of the first five
+        assert place(fuzzy_scores) < 5

@@ -299,7 +299,8 @@ def search(
         return SearchResult([], ran, notes, evidence, declined=True)
     if len(ran) > 1 and cosines:  # without cosines coverage alone moved nothing measurable
         with suppress(sqlite3.Error):  # a damaged full-text index: the fused order stands
-            order = rerank.rerank(conn, query, flt.workspace, order, cosines, read)
+            fuzzy_scores = dict(found.get("fuzzy", []))
+            order = rerank.rerank(conn, query, flt.workspace, order, cosines, read, fuzzy_scores)
     held = {name: set(ranking) for name, ranking in rankings.items()}
     found_by = {rowid: tuple(n for n in ran if rowid in held[n]) for rowid, _ in order}
     hits = hydrate(conn, order, flt, query, limit, found_by, visible)
