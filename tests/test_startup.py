@@ -55,6 +55,8 @@ NOT_FOR_SEARCH = (
     "importlib.metadata",
     "huiyi.integrations.service",
     "socket",
+    "concurrent.futures",  # the embedder's thread pool, made when it embeds
+    "importlib.resources",  # with tempfile and zipfile, for two files beside their modules
 )
 #: the modules that define commands; each loads only when its command runs
 COMMAND_MODULES = {entry.where.partition(":")[0] for entry in COMMANDS.values()}

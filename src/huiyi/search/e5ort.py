@@ -24,13 +24,14 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from huiyi.errors import EmbeddingError, UsageError
 
 if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
+
     import numpy as np
     import numpy.typing as npt
 
@@ -220,6 +221,10 @@ class OnnxE5Embedder:
         return out
 
     def _pool(self) -> ThreadPoolExecutor:
+        # imported here: concurrent.futures (with logging) is ~4 ms of every CLI search that
+        # only checks whether the model is needed
+        from concurrent.futures import ThreadPoolExecutor
+
         with self._lock:
             if self._executor is None:
                 self._executor = ThreadPoolExecutor(self.workers, thread_name_prefix="huiyi-embed")

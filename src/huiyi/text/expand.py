@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import cache
-from importlib import resources
+from pathlib import Path
 
 __all__ = ["TERMS_FILE", "expansion", "parse", "table"]
 
@@ -41,7 +41,7 @@ def parse(text: str) -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]:
 @cache
 def table() -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]:
     """The package's table (`TERMS_FILE`), read once per process."""
-    return parse(resources.files("huiyi.text").joinpath(TERMS_FILE).read_text(encoding="utf-8"))
+    return parse(Path(__file__).with_name(TERMS_FILE).read_text(encoding="utf-8"))
 
 
 def _fold(text: str) -> str:
@@ -55,8 +55,12 @@ _AFTER = r"(?![a-z0-9_])(?![./-][a-z0-9])"
 
 
 def _holds_english(folded: str, phrase: str) -> bool:
-    """Whether `phrase` occurs in `folded` as whole words, not inside a word or identifier."""
-    return re.search(f"{_BEFORE}{re.escape(phrase)}{_AFTER}", folded) is not None
+    """Whether `phrase` occurs in `folded` as whole words, not inside a word or identifier.
+    Most of the table's phrases are not in a query at all: the substring test spares a fresh
+    process compiling a pattern for each of them (about 75 ms for the whole table)."""
+    return (
+        phrase in folded and re.search(f"{_BEFORE}{re.escape(phrase)}{_AFTER}", folded) is not None
+    )
 
 
 def expansion(query: str) -> str:
