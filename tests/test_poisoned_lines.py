@@ -547,3 +547,35 @@ def test_a_compacted_call_nested_too_deep_still_gives_the_skeleton(isolated_home
         hy.index()
         text = hy.recall(CallerContext(str(cwd), session)).history().text
     assert "what compaction removed" in text and "zanzibar first" in text
+
+
+@pytest.mark.parametrize(
+    ("source", "write", "record"),
+    [
+        ("claude", _claude, {**cc.user("the middle record says okapi"), "uuid": "u-mid"}),
+        ("codex", _codex, cx.message("user", "the middle record says okapi")),
+        ("dsh", _dsh, {**dsh.user(2, "the middle record says okapi"), "seq": 2}),
+        ("jsonl", _jsonl, {"role": "user", "text": "the middle record says okapi"}),
+    ],
+    ids=["claude", "codex", "dsh", "jsonl"],
+)
+def test_a_line_only_the_standard_library_reads_is_indexed_like_any_other(
+    isolated_home: Path,
+    workspace: str,
+    source: str,
+    write: Callable[[Path, str, bytes], tuple[str, list[str]]],
+    record: dict[str, Any],
+) -> None:
+    # the readers parse with orjson and leave what it declines (NaN here) to `json`
+    line = json.dumps({**record, "costUSD": float("nan")}).encode()
+    assert b"NaN" in line
+    session_id, args = write(isolated_home, workspace, line)
+
+    result = CliRunner().invoke(main, ["index", "--no-embed", *args])
+
+    assert result.exit_code == 0, result.output
+    row = next(line for line in result.stdout.splitlines() if line.startswith(source))
+    assert "invalid-json" not in row, result.stdout
+    with Huiyi() as hy:
+        read = hy.recall(CallerContext(workspace, None)).session_read(session_id).text
+        assert FIRST in read and "okapi" in read and LAST in read, read

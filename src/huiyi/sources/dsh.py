@@ -64,7 +64,7 @@ from huiyi.sources.base import (
     valid_time,
 )
 from huiyi.sources.frames import CORRUPT_FRAME, Line, Unit, ZstdFrames, all_lines, jsonl_lines
-from huiyi.sources.jsonl import clean_text
+from huiyi.sources.jsonl import UNREAD, clean_text, quick_loads
 
 __all__ = [
     "BAD_SURFACE_OP",
@@ -396,6 +396,12 @@ class _Fold:
     def _parse(self, raw: Line) -> dict[str, Any] | None:
         if raw is None:
             self.skipped[LINE_TOO_LONG] += 1
+            return None
+        obj = quick_loads(raw)
+        if obj is not UNREAD:
+            if isinstance(obj, dict):
+                return obj
+            self.skipped[BAD_RECORD] += 1
             return None
         try:
             text = raw.decode("utf-8")

