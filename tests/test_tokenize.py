@@ -100,6 +100,22 @@ def test_the_index_holds_the_tokens_the_query_side_finds(text: str) -> None:
     assert {*unicode61(body), *whole.split()} == set(tokens(text))
 
 
+ASCII_PIECES = [p for p in PIECES if p.isascii()]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(alphabet=st.characters(max_codepoint=127))
+    | st.lists(st.sampled_from(ASCII_PIECES), max_size=30).map("".join)
+)
+def test_ascii_text_is_indexed_as_the_query_side_reads_it(text: str) -> None:
+    """ASCII text is rewritten by a pattern of its own (a cheaper word class): the index must
+    still hold exactly the query side's tokens."""
+    assert text.isascii()
+    body, whole = index_streams(text)
+    assert {*unicode61(body), *whole.split()} == set(tokens(text))
+
+
 _CLASS_WORD = rf"[^\W_{CJK_CLASS}]"
 _CLASS_SCAN = re.compile(
     rf"(?P<cjk>[{CJK_CLASS}]+)|(?P<word>{_CLASS_WORD}+(?:[_./:\\-]+{_CLASS_WORD}+)*)"
