@@ -57,6 +57,8 @@ NOT_FOR_SEARCH = (
     "socket",
     "concurrent.futures",  # the embedder's thread pool, made when it embeds
     "importlib.resources",  # with tempfile and zipfile, for two files beside their modules
+    "huiyi.recall.scope",  # the agent's caller context
+    "huiyi.search.e5pack",  # the packed weights, read when the model loads
 )
 #: the modules that define commands; each loads only when its command runs
 COMMAND_MODULES = {entry.where.partition(":")[0] for entry in COMMANDS.values()}

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 from huiyi.config import Settings
 from huiyi.errors import HuiyiError, NotFoundError, UsageError
 from huiyi.model import Event, Session, kinds_to_read
-from huiyi.recall.scope import CallerContext
 from huiyi.search.engine import MODEL_LOAD_SECONDS, Filter, SearchResult, search
 from huiyi.store import db, queries
 from huiyi.store.queries import SessionRow
@@ -30,6 +29,7 @@ from huiyi.workspace import resolve, workspace_of
 
 if TYPE_CHECKING:  # and, for a command that only reads, not imported at all:
     from huiyi.memory import Memory
+    from huiyi.recall.scope import CallerContext
     from huiyi.recall.tools import Recall
     from huiyi.search.embed import Embedder
     from huiyi.search.semantic import Semantic

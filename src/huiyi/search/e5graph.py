@@ -21,10 +21,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from huiyi.search.e5pack import E5Pack
-
 if TYPE_CHECKING:
     import numpy.typing as npt
+
+    from huiyi.search.e5pack import E5Pack
 
 __all__ = ["GRAPH_VERSION", "build_graph", "write_graph"]
 
