@@ -126,7 +126,7 @@ def test_index_over_a_damaged_index_warns_once_and_names_the_repair(
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)  # the warning stays off stdout
     [warning] = report["warnings"]
-    assert f"is damaged (On tree page {page} cell 0" in warning
+    assert f"is damaged (On tree page {page} cell " in warning
     assert "run `huiyi doctor --repair`" in warning
     assert result.stderr.count("warning: ") == 1
     assert "run `huiyi doctor --repair`" in result.stderr

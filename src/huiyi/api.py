@@ -130,7 +130,7 @@ class Huiyi:
         """
         # the readers and the ingest machinery (multiprocessing, pickle) load only to index
         from huiyi.sources import default_readers, generic_reader
-        from huiyi.store import maintenance
+        from huiyi.store import compact, maintenance
         from huiyi.store.ingest import Ingestor, SourceReport
 
         started = time.perf_counter()
@@ -149,11 +149,14 @@ class Huiyi:
                 report.warnings.append(db.damaged_message(path, found))
             with db.writer_lock(self.settings.lock_path, timeout=lock_timeout):
                 ingestor = Ingestor(conn)
+                held = compact.events_held(conn)
                 for reader in chosen:
                     source_report = report.sources.setdefault(
                         reader.source, SourceReport(reader.source)
                     )
                     ingestor.index_reader(reader, source_report, progress=progress)
+                if compact.worth_compacting(held, report.events):
+                    compact.compact(conn)
         report.seconds = time.perf_counter() - started
         return report
 

@@ -31,6 +31,9 @@ CACHE_KIB = 65_536
 #: page cache while a first index writes: appends and FTS5 segment writes reuse few pages, and
 #: on the benchmark's history 4 MB wrote as fast as 64 MB while the writer peaked 55 MB lower
 BULK_CACHE_KIB = 4_096
+#: page size of a new index (SQLite's default is 4,096): fewer page headers and half-empty
+#: pages; at 104k Claude Code messages 0.25 MB less of 37.9 MB, searches as fast
+PAGE_SIZE = 8_192
 #: pause before opening again after SQLite refused to wait (see `connect`)
 OPEN_RETRY_SECONDS = 0.02
 
@@ -83,6 +86,11 @@ def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
 def _prepare(conn: sqlite3.Connection, path: Path) -> None:
     """Settings of every connection, then the migrations this index still lacks."""
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    if conn.execute("PRAGMA page_count").fetchone()[0] == 0:
+        # the layout of a new file (`PAGE_SIZE`; `store.compact` for auto_vacuum); asked of an
+        # existing one, auto_vacuum would open a write transaction to change nothing
+        conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
+        conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")
     # after a checkpoint the WAL shrinks back to this, instead of keeping its largest size

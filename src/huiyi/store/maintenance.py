@@ -28,7 +28,7 @@ from typing import Any
 from huiyi.errors import StoreError
 from huiyi.model import TEXT_KINDS, sql_kinds
 from huiyi.sources.base import Reader
-from huiyi.store import db, migrations, textindex, vectors
+from huiyi.store import compact, db, migrations, textindex, vectors
 from huiyi.store.codes import kind_code, role_code, surface_code
 from huiyi.store.ingest import Ingestor, Progress, SourceReport, spread_privacy, text_uid_key
 
@@ -338,6 +338,7 @@ def _rebuild(
             report.from_logs = int(conn.execute("SELECT count(*) FROM sessions").fetchone()[0])
             if salvage is not None:
                 salvage.sessions_into(conn)
+            compact.compact(conn)  # a fresh index, written whole: as a first index is
         finally:
             if salvage is not None:
                 salvage.close()
