@@ -1,16 +1,18 @@
-"""Compacting the index after a run that wrote most of it (a first index, a large import).
+"""Compacting the index after a run that wrote most of it (a first index, a repair's rebuild).
 
-A first index leaves its text indexes as many FTS5 segments (each buffer of new rows becomes
-one, merged level by level by `automerge`), whose term lists repeat every common term once per
-segment. FTS5's `optimize` merges each text index into a single segment: on the side-by-side
-benchmark's 104k Claude Code messages 37.6 -> 37.1 MB (the trigram index, whose terms are all
-common, most of it), for about half a second of a first index's eight. `optimize`
-writes the merged segment before it frees the old ones, so the file would grow by the freed
-pages; an index made by this huiyi keeps `auto_vacuum = INCREMENTAL` (`db.connect`), and
-`incremental_vacuum` then moves the last pages into the holes and shortens the file, without
-rewriting the rest of it as `VACUUM` does. Indexes made before keep their layout and are not
-compacted (their file would only grow).
+Such a run leaves room behind. Its text indexes end as many FTS5 segments (each buffer of new
+rows becomes one, merged level by level by `automerge`) whose term lists repeat every common
+term once per segment; FTS5's `optimize` merges each into a single segment. The uid index of
+events fills in random order, and even appends leave index pages part empty (SQLite packs only
+a table's appends); `REINDEX` builds both indexes of events again, full. Both write the new
+before they free the old, so the file would grow by the freed pages: an index made by this
+huiyi keeps `auto_vacuum = INCREMENTAL` (`db.connect`), and `incremental_vacuum` moves the last
+pages into the holes and shortens the file, without rewriting the rest of it as `VACUUM` would
+(which also took a page cache as large as the index). Indexes made before keep their layout
+and are not compacted: their file would only grow.
 
+On the side-by-side benchmark's 104k Claude Code messages (`benchmarks/bench_index.py --claude
+100000`): 37.9 -> 37.6 MB, after 38.8 -> 37.9 MB from the 8 KiB pages and `optimize` (docs/eval.md).
 Done only when a run wrote at least as many events as the index held before it (and at least
 `COMPACT_MIN_EVENTS`), so that its cost stays a fraction of the run's.
 """
@@ -46,9 +48,13 @@ def compact(conn: sqlite3.Connection) -> bool:
     conn.commit()
     if conn.execute("PRAGMA auto_vacuum").fetchone()[0] != INCREMENTAL:
         return False
-    with db.immediate(conn):
+    # the small page cache of a first index: REINDEX sorts within it, not in 64 MB more
+    with db.bulk_load(conn), db.immediate(conn):
         for table in TEXT_TABLES:
             conn.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
+        # the uid index fills in random order, and appends leave index pages part empty
+        # (SQLite packs only a table's appends): built again, both indexes of events are full
+        conn.execute("REINDEX events")
         # Python's sqlite3 steps a statement without columns once, and one step of
         # `incremental_vacuum` frees one page: so one statement per free page
         (free,) = conn.execute("PRAGMA freelist_count").fetchone()
