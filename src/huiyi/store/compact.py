@@ -4,7 +4,7 @@ Such a run leaves room behind. Its text indexes end as many FTS5 segments (each 
 rows becomes one, merged level by level by `automerge`) whose term lists repeat every common
 term once per segment; FTS5's `optimize` merges each into a single segment. The uid index of
 events fills in random order, and even appends leave index pages part empty (SQLite packs only
-a table's appends); `REINDEX` builds both indexes of events again, full. Both write the new
+a table's appends); `REINDEX` builds every index again, full. Both write the new
 before they free the old, so the file would grow by the freed pages: an index made by this
 huiyi keeps `auto_vacuum = INCREMENTAL` (`db.connect`), and `incremental_vacuum` moves the last
 pages into the holes and shortens the file, without rewriting the rest of it as `VACUUM` would
@@ -53,8 +53,8 @@ def compact(conn: sqlite3.Connection) -> bool:
         for table in TEXT_TABLES:
             conn.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
         # the uid index fills in random order, and appends leave index pages part empty
-        # (SQLite packs only a table's appends): built again, both indexes of events are full
-        conn.execute("REINDEX events")
+        # (SQLite packs only a table's appends): built again, every index is full
+        conn.execute("REINDEX")
         # Python's sqlite3 steps a statement without columns once, and one step of
         # `incremental_vacuum` frees one page: so one statement per free page
         (free,) = conn.execute("PRAGMA freelist_count").fetchone()
