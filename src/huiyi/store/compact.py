@@ -4,17 +4,17 @@ Such a run leaves room behind. Its text indexes end as many FTS5 segments (each 
 rows becomes one, merged level by level by `automerge`) whose term lists repeat every common
 term once per segment; FTS5's `optimize` merges each into a single segment. The uid index of
 events fills in random order, and even appends leave index pages part empty (SQLite packs only
-a table's appends); `REINDEX` builds every index again, full. Both write the new
-before they free the old, so the file would grow by the freed pages: an index made by this
+a table's appends); `REINDEX` builds every index again, full. Both write the new before
+they free the old, so the file would grow by the freed pages: an index made by this
 huiyi keeps `auto_vacuum = INCREMENTAL` (`db.connect`), and `incremental_vacuum` moves the last
 pages into the holes and shortens the file, without rewriting the rest of it as `VACUUM` would
 (which also took a page cache as large as the index). Indexes made before keep their layout
 and are not compacted: their file would only grow.
 
-On the side-by-side benchmark's 104k Claude Code messages (`benchmarks/bench_index.py --claude
-100000`): 37.9 -> 37.6 MB, after 38.8 -> 37.9 MB from the 8 KiB pages and `optimize` (docs/eval.md).
-Done only when a run wrote at least as many events as the index held before it (and at least
-`COMPACT_MIN_EVENTS`), so that its cost stays a fraction of the run's.
+On the side-by-side benchmark's 104k Claude Code messages, with `db.PAGE_SIZE`'s 8 KiB pages:
+38.5 MB -> 37.9 (`optimize`) -> 37.5 MB (`REINDEX`), for 0.54 CPU seconds (README, "Index
+size, third step"). Done only when a run wrote at least as many events as the index held
+before it (and at least `COMPACT_MIN_EVENTS`), so that its cost stays a fraction of the run's.
 """
 
 from __future__ import annotations

@@ -31,8 +31,8 @@ CACHE_KIB = 65_536
 #: page cache while a first index writes: appends and FTS5 segment writes reuse few pages, and
 #: on the benchmark's history 4 MB wrote as fast as 64 MB while the writer peaked 55 MB lower
 BULK_CACHE_KIB = 4_096
-#: page size of a new index (SQLite's default is 4,096): fewer page headers and half-empty
-#: pages; at 104k Claude Code messages 0.25 MB less of 37.9 MB, searches as fast
+#: page size of a new index (SQLite's default is 4,096): fewer page headers and part-empty
+#: pages; at 104k Claude Code messages 38.75 -> 38.49 MB, and searches as fast
 PAGE_SIZE = 8_192
 #: pause before opening again after SQLite refused to wait (see `connect`)
 OPEN_RETRY_SECONDS = 0.02
