@@ -18,7 +18,12 @@ medians over `--runs`:
   `claude-recall index`), with the peak memory of the whole process tree (`proctree.py`);
 - huiyi only: embedding the history for semantic search (`huiyi index`), once, for histories
   up to `--embed-max` messages (a 100k history takes most of an hour at ~30 texts/s; without
-  vectors huiyi searches lexical + fuzzy, and paraphrases count as what it finds that way);
+  vectors huiyi searches lexical + fuzzy, and paraphrases count as what it finds that way).
+  A larger history with `--embed-newest N` gets what a person's background embedding has done
+  after a while instead: vectors for its newest N conversation messages (newest sessions
+  first, as `huiyi index` embeds; issue 11: the newest 10,000 within 10 minutes), and the
+  output says what share of the history that is and whether the semantic layer joins a
+  default search at that share (it joins above a coverage gate, `search/fusion.py`);
 - `search` as a process, the median over every needle's query (`--limit 5`, JSON output) of
   its wall and CPU time, huiyi's default (hybrid) and lexical-only. Once the history is
   embedded, huiyi's first default search starts its warm service (which loads the embedding
@@ -26,7 +31,9 @@ medians over `--runs`:
   person's would;
 - in-process search latency p50/p95 (`inproc.py`), through each tool's own Python API;
 - index size on disk, and found@5 per needle kind: the message holding the needle is among the
-  CLI's first five hits (for a secret, and the key does not appear in the output).
+  CLI's first five hits (for a secret, and the key does not appear in the output); for each
+  needle huiyi misses, where its message lands in huiyi's default ranking and in the semantic
+  layer's alone (`inproc.py ranks`), to tell a ranking that misses from vectors that do.
 """
 
 from __future__ import annotations
@@ -179,7 +186,9 @@ def found_at_5(tool: str, output: str, where: list[list[Any]]) -> bool:
     return any(hit in where for hit in hits)
 
 
-def measure(bench: Bench, runs: int, embed_max: int, log: Callable[[str], None]) -> dict[str, Any]:
+def measure(
+    bench: Bench, runs: int, embed_max: int, embed_newest: int, log: Callable[[str], None]
+) -> dict[str, Any]:
     """Every number of one history size, for both tools."""
     first: dict[str, list[proctree.Measured]] = {t: [] for t in TOOLS}
     again: dict[str, list[proctree.Measured]] = {t: [] for t in TOOLS}
@@ -206,6 +215,15 @@ def measure(bench: Bench, runs: int, embed_max: int, log: Callable[[str], None])
         out["huiyi"]["embed_peak_mb"] = round(embedded.peak_mb, 1)
         out["huiyi"]["index_with_vectors_mb"] = round(bench.size_mb("huiyi"), 1)
         log(f"embedded in {embedded.seconds:.0f} s")
+    elif embed_newest:
+        done = bench.inproc("huiyi", "embed", embed_newest)
+        out["huiyi"].update(
+            embedded_newest=done["embedded"],
+            embed_newest_s=done["seconds"],
+            embedded_share=done["share"],
+            semantic_in_default_search="yes" if done["semantic_joins"] else "no",
+        )
+        log(f"embedded the newest {done['embedded']:,} in {done['seconds']:.0f} s")
     needles = bench.history.needles
     where = {
         tool: bench.inproc(tool, "locate", [[n.session_id, n.text] for n in needles])
@@ -252,6 +270,13 @@ def measure(bench: Bench, runs: int, embed_max: int, log: Callable[[str], None])
             out[tool][f"{prefix}_{stat}"] = median([r[stat] for r in latency[key]], 2)
     for tool in TOOLS:
         out[tool]["found"] = _found(tool, needles, where[tool], answers[tool])
+    missed = [
+        n
+        for n, place, output in zip(needles, where["huiyi"], answers["huiyi"], strict=True)
+        if not found_at_5("huiyi", output, place)
+    ]
+    ranks = bench.inproc("huiyi", "ranks", [[n.query, n.session_id, n.text] for n in missed])
+    out["huiyi"]["missed_ranks"] = {n.query: r for n, r in zip(missed, ranks, strict=True)}
     return out
 
 
@@ -275,6 +300,10 @@ ROWS = (
     ("index size (MB)", "index_mb"),
     ("embed for semantic search (s, huiyi only)", "embed_s"),
     ("index size with vectors (MB)", "index_with_vectors_mb"),
+    ("newest messages embedded, as in the background (huiyi only)", "embedded_newest"),
+    ("time to embed them (s)", "embed_newest_s"),
+    ("share of the history's messages embedded", "embedded_share"),
+    ("semantic layer in a default search", "semantic_in_default_search"),
     ("`search` as a process, median (s)", "cli_search_s"),
     ("`search --layer lexical` as a process (s)", "cli_search_lexical_s"),
     ("`search` as a process, CPU median (s)", "cli_search_cpu_s"),
@@ -297,7 +326,7 @@ def table(size: int, numbers: dict[str, Any]) -> str:
         if key not in hy and key not in cr:
             continue
         a, b = hy.get(key), cr.get(key)
-        ratio = f"{a / b:.1f}x" if a is not None and b else ""
+        ratio = f"{a / b:.1f}x" if isinstance(a, float | int) and b else ""
         lines.append(f"| {label} | {_cell(a)} | {_cell(b)} | {ratio} |")
     of = hy["found"]["of"]
     for kind in hy["found"]["per_kind"]:
@@ -306,11 +335,15 @@ def table(size: int, numbers: dict[str, Any]) -> str:
         lines.append(f"| found@5: {label} | {a}/{of} | {b}/{of} | |")
     shown = (hy["found"]["secrets_shown"], cr["found"]["secrets_shown"])
     lines.append(f"| API keys shown in search output | {shown[0]} | {shown[1]} | |")
+    if hy.get("missed_ranks"):
+        lines.append("\nhuiyi's rank of each needle it missed (default search / semantic alone):")
+        for query, rank in hy["missed_ranks"].items():
+            lines.append(f"- `{query}`: {_cell(rank['default'])} / {_cell(rank['semantic'])}")
     return "\n".join(lines)
 
 
 def _cell(value: object) -> str:
-    return "-" if value is None else str(value)
+    return "-" if value is None else f"{value:,}" if isinstance(value, int) else str(value)
 
 
 def main() -> None:
@@ -318,6 +351,13 @@ def main() -> None:
     parser.add_argument("--sizes", default="4000", help="messages per history, comma-separated")
     parser.add_argument("--runs", type=int, default=3, help="alternating runs per measure")
     parser.add_argument("--embed-max", type=int, default=10_000, help="embed up to this size")
+    parser.add_argument(
+        "--embed-newest",
+        type=int,
+        default=0,
+        metavar="N",
+        help="above --embed-max, embed the newest N messages as a background `huiyi index` does",
+    )
     parser.add_argument("--claude-recall-venv", type=Path, help="reuse (or create) this venv")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
@@ -339,7 +379,8 @@ def main() -> None:
             history = write_history(root / ".claude", str(project), size)
             log(f"{history.messages:,} messages in {history.sessions:,} sessions")
             try:
-                numbers = measure(Bench(root, crbin, history), args.runs, args.embed_max, log)
+                bench = Bench(root, crbin, history)
+                numbers = measure(bench, args.runs, args.embed_max, args.embed_newest, log)
             finally:
                 stop_services(root / ".huiyi")
             numbers.update(messages=history.messages, claude_recall=version, runs=args.runs)

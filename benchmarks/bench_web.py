@@ -33,6 +33,7 @@ from urllib.parse import quote, urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+sys.path.insert(1, str(Path(__file__).resolve().parent))  # claude_history's own imports
 
 from benchmarks.bench_startup import scratch_env
 from benchmarks.claude_history import write_history

@@ -8,13 +8,18 @@ lines, every record carrying `uuid`, `parentUuid`, `sessionId`, `cwd` and a time
 last 60 days (claude-recall searches 90 days by default; a history older than that would
 measure nothing).
 
-Filler is Chinese and English chat about ordinary backend work, with code tokens and tool
-output. Each needle is one message in its own session, found by one query of its kind. The
-needle's key words never occur in the filler (its Chinese characters are absent from the
-filler's, its English words are not in the filler's vocabulary), so a hit on the needle's
+Filler (`chat_filler.py`) is Chinese, English and mixed chat about ordinary backend work as a
+person and a coding agent write it: requests, short replies, pasted logs, the agent's line
+before a tool call and its answers after (a fifth of them long summaries with a list and a code
+block), tool output shaped like the tool's, from templates and slot words on the needles' own
+topics (deploys, migrations, rollbacks, locks, tables, logins, releases). Each needle is one
+message in its own session, found by one query of its kind. The needle's key words never occur
+in the filler (no two-character Chinese word of a key word can be made of the filler's
+characters, its English words are not in the filler's vocabulary), so a hit on the needle's
 message is a hit on the needle, whichever tool ranks it. The filler does hold the typo
 targets' neighbours (`subset`, `settings`, `config` ...), so the fuzzy layer meets many partial
-matches, as in a real history.
+matches, as in a real history. Needle sessions are drawn at random among all sessions, so they
+lie anywhere in the 60 days.
 """
 
 from __future__ import annotations
@@ -29,38 +34,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-VERSION = "2.1.332"
+from chat_filler import VOCABULARY, Writer
 
-ZH_FILLER = (
-    "我们 数据库 迁移 部署 测试 失败 配置 缓存 接口 性能 日志 用户 订单 索引 超时 重试 服务 "
-    "端口 冲突 脚本 环境 变量 版本 发布 监控 告警 内存 线程 队列 消息 权限 前端 后端 页面 "
-    "组件 样式 构建 依赖 升级 回归 修复 问题 原因 方案 讨论 决定 记得 之前 今天 明天 看看 "
-    "一下 这个 那个 可以 应该 已经 还是 需要 没有 如果 文件 目录 代码 提交 分支 合并"
-).split()
-EN_FILLER = (
-    "the a we to and of in for with on it is was this that test fails deploy migration "
-    "rollback cache latency logs user order index lock timeout retry server port script env "
-    "version release monitor alert memory leak thread queue message auth frontend backend "
-    "page component build dependency upgrade regression fix issue cause plan decided remember "
-    "subset settings setting config configure cluster runner memo serial serializer render "
-    "price lookup bundle font table schema query worker job status error value field file "
-    "path branch commit merge review check run make sure again later now looks fine good"
-).split()
-CODE_FILLER = [
-    "src/app/main.py",
-    "orders.py",
-    "snake_case_name",
-    "getUserName",
-    "Foo.bar",
-    "E1234",
-    "--no-verify",
-    "pytest -q",
-    "make ship",
-    "HTTPServer",
-    "docker compose up",
-    "git rebase -i",
-]
-TOOLS = ("Read", "Bash", "Grep", "Edit")
+VERSION = "2.1.332"
 
 
 @dataclass(frozen=True)
@@ -242,8 +218,8 @@ def _bigrams(text: str) -> set[str]:
 def check_needles(planted: list[Needle]) -> None:
     """Fail loudly when a needle could be matched by filler or when a paraphrase shares words
     with its target: either would make found@5 measure the generator, not the tools."""
-    filler_zh = _zh_chars(" ".join(ZH_FILLER))
-    filler_en = _en_words(" ".join(EN_FILLER + CODE_FILLER))
+    filler_zh = _zh_chars(VOCABULARY)
+    filler_en = _en_words(VOCABULARY)
     for needle in planted:
         if needle.kind in ("paraphrase", "inflection", "english_phrase", "typo"):
             shared = (_en_words(needle.query) & _en_words(needle.text)) | (
@@ -257,20 +233,6 @@ def check_needles(planted: list[Needle]) -> None:
         key_en = {w for w in _en_words(needle.query) if len(w) > 3} & filler_en
         if key_zh or key_en:
             raise ValueError(f"needle {needle.query!r} occurs in filler: {key_zh | key_en}")
-
-
-def _filler(rng: random.Random, clauses: tuple[int, int] = (2, 6)) -> str:
-    """A line as people write them to an agent: unspaced Chinese clauses, English, code."""
-    parts: list[str] = []
-    for _ in range(rng.randint(*clauses)):
-        roll = rng.random()
-        if roll < 0.4:
-            parts.append("".join(rng.sample(ZH_FILLER, rng.randint(2, 5))) + rng.choice("，。"))
-        elif roll < 0.88:
-            parts.append(" ".join(rng.choices(EN_FILLER, k=rng.randint(4, 10))))
-        else:
-            parts.append(f"`{rng.choice(CODE_FILLER)}`")
-    return " ".join(parts)
 
 
 def _iso(moment: datetime) -> str:
@@ -350,28 +312,28 @@ class _Session:
         return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in self.records)
 
 
-def _turn(session: _Session, rng: random.Random) -> None:
-    """A prompt, a reply that reads a file or runs a command, its result, and an answer."""
-    session.prompt(_filler(rng))
-    tool_id = "toolu_01" + session.uid()[:22]
-    tool = rng.choice(TOOLS)
-    target = {"file_path": f"{session.cwd}/{rng.choice(CODE_FILLER)}"}
-    if tool == "Bash":
-        target = {"command": rng.choice(CODE_FILLER), "description": "run it"}
-    session.reply(
-        [
-            {"type": "text", "text": _filler(rng, (1, 3))},
-            {"type": "tool_use", "id": tool_id, "name": tool, "input": target},
-        ]
-    )
-    session.tool_result(tool_id, "\n".join(_filler(rng, (1, 2)) for _ in range(rng.randint(1, 4))))
-    session.reply([{"type": "text", "text": _filler(rng, (2, 8))}])
+def _turn(session: _Session, writer: Writer) -> None:
+    """A prompt, none to four tool calls (each with its result, most after a line saying what
+    the agent is about to do), and the agent's answer."""
+    rng = writer.rng
+    session.prompt(writer.prompt())
+    for call in range(rng.choices(range(5), weights=(20, 45, 20, 10, 5))[0]):
+        tool, target, output = writer.tool_call(session.cwd)
+        tool_id = "toolu_01" + session.uid()[:22]
+        blocks: list[dict[str, Any]] = []
+        if rng.random() < (0.7 if call == 0 else 0.35):
+            blocks.append({"type": "text", "text": writer.preface()})
+        blocks.append({"type": "tool_use", "id": tool_id, "name": tool, "input": target})
+        session.reply(blocks)
+        session.tool_result(tool_id, output())
+    session.reply([{"type": "text", "text": writer.answer()}])
 
 
 def write_history(claude_dir: Path, cwd: str, messages: int, *, seed: int = 14) -> History:
     """Write about `messages` conversation records (user and assistant lines) in sessions of
     8-80, the needles each in a session of its own, the newest session ending now."""
     rng = random.Random(seed)
+    writer = Writer(rng)
     planted = needles(rng)
     check_needles(planted)
     folder = claude_dir / "projects" / encode_cwd(cwd)
@@ -391,17 +353,18 @@ def write_history(claude_dir: Path, cwd: str, messages: int, *, seed: int = 14) 
     for n, size in enumerate(sizes):
         sid = str(uuid.UUID(int=rng.getrandbits(128), version=4))
         session = _Session(sid, cwd, now - timedelta(days=60) + n * span, rng)
-        session.note({"type": "ai-title", "aiTitle": _filler(rng, (1, 1))[:60]})
+        writer.start_session()
+        session.note({"type": "ai-title", "aiTitle": writer.title()})
         needle = homes.get(n)
         at = rng.randrange(max(1, size // 4)) if needle else -1
         while session.messages < size:
             if at == 0 and needle is not None:
-                _plant(session, needle, rng)
-            _turn(session, rng)
+                _plant(session, needle, writer)
+            _turn(session, writer)
             at -= 1
         if needle is not None:
             if at >= 0:  # a short session: the needle goes last
-                _plant(session, needle, rng)
+                _plant(session, needle, writer)
             history.needles.append(Needle(**{**needle.__dict__, "session_id": sid}))
         path = folder / f"{sid}.jsonl"
         path.write_text(session.lines(), encoding="utf-8")
@@ -412,11 +375,11 @@ def write_history(claude_dir: Path, cwd: str, messages: int, *, seed: int = 14) 
     return history
 
 
-def _plant(session: _Session, needle: Needle, rng: random.Random) -> None:
+def _plant(session: _Session, needle: Needle, writer: Writer) -> None:
     """The needle as a typed prompt, or as the text of a reply to a filler prompt."""
     if needle.role == "user":
         session.prompt(needle.text)
-        session.reply([{"type": "text", "text": _filler(rng, (1, 3))}])
+        session.reply([{"type": "text", "text": writer.answer()}])
     else:
-        session.prompt(_filler(rng))
+        session.prompt(writer.prompt())
         session.reply([{"type": "text", "text": needle.text}])

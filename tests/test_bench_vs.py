@@ -6,6 +6,7 @@ not installed here (the benchmark does that)."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -125,6 +126,43 @@ def test_paraphrase_sharing_a_word_or_needle_in_the_filler_is_refused() -> None:
         check_needles([Needle("english_word", "settings", "the settings page is slow")])
     with pytest.raises(ValueError, match="occurs in filler"):
         check_needles([Needle("chinese_word", "数据库", "数据库又挂了")])
+
+
+def _conversation_texts(history: History) -> list[tuple[str, str]]:
+    """(role, text) of every typed prompt and every text block of a reply."""
+    out: list[tuple[str, str]] = []
+    for f in history.files:
+        for line in f.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            if record["type"] not in ("user", "assistant"):
+                continue
+            content = record["message"]["content"]
+            if isinstance(content, str):
+                out.append(("user", content))
+            elif content[0]["type"] == "text":
+                out.append(("assistant", content[0]["text"]))
+    return out
+
+
+def test_filler_is_chat_of_varied_shape_and_length(history: History) -> None:
+    """Not a bag of topic words: mostly distinct lines, both languages, short prompts and
+    replies with some long summaries among them, as in a real agent history."""
+    said = _conversation_texts(history)
+    replies = sorted(len(text) for role, text in said if role == "assistant")
+    prompts = [text for role, text in said if role == "user"]
+    assert len({text for _, text in said}) > len(said) / 2
+    assert replies[len(replies) // 2] < 200
+    assert sum(n > 800 for n in replies) > len(replies) / 100
+    assert any(re.search(r"[\u4e00-\u9fff]{4}", p) for p in prompts)
+    assert any(re.fullmatch(r"[ -~]+", p) and len(p.split()) > 6 for p in prompts)
+    assert any("```" in text for _, text in said)
+
+
+def test_one_seed_writes_the_same_conversation(tmp_path: Path, history: History) -> None:
+    again = write_history(tmp_path / ".claude", history.cwd, 2000)
+    assert not set(again.files) & set(history.files)  # written anew, elsewhere
+    assert _conversation_texts(again) == _conversation_texts(history)
+    assert [n.session_id for n in again.needles] == [n.session_id for n in history.needles]
 
 
 def test_too_small_a_history_for_the_needles_is_refused(tmp_path: Path) -> None:
