@@ -50,8 +50,6 @@ from typing import Any, ClassVar
 from huiyi.model import Event, Kind, SessionUpdate, Surface
 from huiyi.sources.base import (
     BAD_RECORD,
-    INVALID_JSON,
-    INVALID_UTF8,
     LINE_TOO_LONG,
     TORN_FRAME,
     UNKNOWN_TYPE,
@@ -64,7 +62,7 @@ from huiyi.sources.base import (
     valid_time,
 )
 from huiyi.sources.frames import CORRUPT_FRAME, Line, Unit, ZstdFrames, all_lines, jsonl_lines
-from huiyi.sources.jsonl import UNREAD, clean_text, quick_loads
+from huiyi.sources.jsonl import clean_text, parse_record
 
 __all__ = [
     "BAD_SURFACE_OP",
@@ -397,26 +395,7 @@ class _Fold:
         if raw is None:
             self.skipped[LINE_TOO_LONG] += 1
             return None
-        obj = quick_loads(raw)
-        if obj is not UNREAD:
-            if isinstance(obj, dict):
-                return obj
-            self.skipped[BAD_RECORD] += 1
-            return None
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            self.skipped[INVALID_UTF8] += 1
-            return None
-        try:
-            obj = json.loads(text)
-        except (ValueError, RecursionError):  # too deep to parse is no JSON we can use
-            self.skipped[INVALID_JSON] += 1
-            return None
-        if not isinstance(obj, dict):
-            self.skipped[BAD_RECORD] += 1
-            return None
-        return obj
+        return parse_record(raw, self.skipped, blank_ok=False)
 
     def _header(self, obj: dict[str, Any] | None) -> None:
         if obj is None or obj.get("type") != "session":

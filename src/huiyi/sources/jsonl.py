@@ -112,30 +112,36 @@ class JsonLines:
         if len(line) > self.max_line_bytes:
             self.skipped[LINE_TOO_LONG] += 1
             return None
-        value = quick_loads(line)
-        if value is not UNREAD:
-            if isinstance(value, dict):
-                return value
-            self.skipped[BAD_RECORD] += 1
-            return None
+        return parse_record(line, self.skipped, at_start=at_start)
+
+
+def parse_record(
+    line: bytes, skipped: Counter[str], *, at_start: bool = False, blank_ok: bool = True
+) -> dict[str, Any] | None:
+    """The JSON object on one line, or None with the reason counted into `skipped`:
+    `invalid-utf8`, `invalid-json` (nesting too deep to parse included) or `bad-record` (JSON
+    that is no object). `at_start`: the file's first line, whose BOM is dropped; `blank_ok`: a
+    blank line is passed over uncounted (else it is invalid JSON)."""
+    value = quick_loads(line)
+    if value is UNREAD:
         try:
             text = line.decode("utf-8")
         except UnicodeDecodeError:
-            self.skipped[INVALID_UTF8] += 1
+            skipped[INVALID_UTF8] += 1
             return None
         if at_start and text.startswith(_BOM):
             text = text[1:]
-        if not text.strip():
+        if blank_ok and not text.strip():
             return None
         try:
             value = json.loads(text)
         except (ValueError, RecursionError):
-            self.skipped[INVALID_JSON] += 1
+            skipped[INVALID_JSON] += 1
             return None
-        if not isinstance(value, dict):
-            self.skipped[BAD_RECORD] += 1
-            return None
-        return value
+    if not isinstance(value, dict):
+        skipped[BAD_RECORD] += 1
+        return None
+    return value
 
 
 def jsonl_files(root: Path, *, prefix: str = "") -> Iterator[Path]:
