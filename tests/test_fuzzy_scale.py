@@ -114,3 +114,24 @@ def test_only_words_the_history_does_not_hold_are_respelled(buried: Path) -> Non
 def test_edits_counts_insertions_deletions_substitutions_and_swaps(a: str, b: str, n: int) -> None:
     assert fuzzy.edits(a, b) == n
     assert fuzzy.edits(b, a) == n
+
+
+def test_a_hybrid_search_looks_the_word_a_typo_means_up_as_a_word(tmp_path: Path) -> None:
+    """`kubeconfg` shares its first trigrams with every `kubectl` line, which the semantic
+    layer also finds close: only the one message holding `kubeconfig` is what was meant, and
+    it comes first because the hybrid search also asks the full-text index for that word."""
+    root = tmp_path / "kube"
+    root.mkdir()
+    rows = [
+        {"s": "s0", "q": 0, "t": "the kubeconfig on the runner still points at the old cluster"}
+    ]
+    lines = ("Running `kubectl get pods -n staging` now.", "Running `kubectl rollout status` now.")
+    rows += [{"s": f"s{1 + n // 50}", "q": n % 50, "t": lines[n % 2]} for n in range(300)]
+    write(root / "a.log", *rows)
+    with Huiyi(embedder="fake") as hy:
+        hy.index(readers=[LineReader(root)])
+        hy.embed()
+        hits = hy.search("kubeconfg", workspace="/w/a", limit=5).hits
+        lexical = hy.search("kubeconfg", workspace="/w/a", layers=("lexical",)).hits
+    assert (hits[0].session_id, hits[0].seq) == ("s0", 0)
+    assert lexical == []  # the lexical layer alone still reads only what was typed

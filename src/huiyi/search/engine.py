@@ -170,6 +170,8 @@ def hydrate(
 
 
 LAYERS = ("lexical", "fuzzy", "semantic")
+#: lexical rankings a hybrid search adds to its layers' (see `search`)
+EXTRA_RANKINGS = ("expanded", "respelled")
 # What a search with no deadline of its own (the CLI, the web page, the Python API) gives an
 # embedder to load its model, beyond its time limit; a first load that also builds the ONNX
 # graph takes seconds, more on a busy machine.
@@ -253,6 +255,9 @@ def search(
     read = lexical.Rows()  # index rows the lexical layer reads, and the evidence reads again
     pending: _Beside | None = None
     cosines: dict[int, float] = {}
+    # the words the query's misspelled ones may mean: the fuzzy layer reads their passages,
+    # and a hybrid search also looks them up as words (below, with the expansion)
+    respelt = fuzzy.meant_words(conn, text) if "fuzzy" in wanted else []
     started = time.monotonic()
     # the semantic layer first: its worker embeds while the other layers run
     for name in sorted(wanted, key=lambda name: name != "semantic"):
@@ -261,16 +266,19 @@ def search(
                 if name == "semantic":
                     pending = _start_semantic(conn, text, flt, semantic, hybrid, notes, depth)
                 else:
-                    found[name] = _visible_ids(
-                        conn, _layer(conn, name, query, text, flt, depth, read), visible, depth
-                    )
+                    ranking = _layer(conn, name, query, text, flt, depth, read, respelt)
+                    found[name] = _visible_ids(conn, ranking, visible, depth)
         except (sqlite3.Error, HuiyiError) as exc:
             notes.append(f"{name} layer dropped out: {exc}")
-    extra = expansion(text) if hybrid and "lexical" in found else ""
-    if extra:  # the query's technical terms in the other language, fused at a lower weight
-        with suppress(sqlite3.Error, HuiyiError), _time_limit(conn, seconds):
-            expanded = lexical.ranked(conn, parse_query(extra), flt.workspace)
-            found["expanded"] = _visible_ids(conn, expanded, visible, depth)
+    if hybrid and "lexical" in found:
+        # the query's technical terms in the other language (`expanded`, fused at a lower
+        # weight), and the words its typos mean looked up as words (`respelled`: what the
+        # person meant to type, fused as the query's own words are)
+        for name, extra in (("expanded", expansion(text)), ("respelled", " ".join(respelt))):
+            if extra:
+                with suppress(sqlite3.Error, HuiyiError), _time_limit(conn, seconds):
+                    ranking = lexical.ranked(conn, parse_query(extra), flt.workspace)
+                    found[name] = _visible_ids(conn, ranking, visible, depth)
     if pending is not None:
         try:
             left = max(0.0, started + seconds - time.monotonic())
@@ -283,7 +291,9 @@ def search(
         except (sqlite3.Error, HuiyiError) as exc:
             notes.append(f"semantic layer dropped out: {exc}")
     rankings = {
-        name: [rowid for rowid, _ in found[name]] for name in [*wanted, "expanded"] if name in found
+        name: [rowid for rowid, _ in found[name]]
+        for name in [*wanted, *EXTRA_RANKINGS]
+        if name in found
     }
     ran = [name for name in rankings if name in LAYERS]
     if len(ran) == 1:
@@ -346,10 +356,11 @@ def _layer(
     flt: Filter,
     depth: int,
     read: lexical.Rows,
+    respelt: list[str],
 ) -> Iterable[tuple[int, float]]:
     if name == "lexical":
         return lexical.ranked(conn, query, flt.workspace, read=read)
-    return fuzzy.ranked(conn, text, flt.workspace, depth=depth * 2)
+    return fuzzy.ranked(conn, text, flt.workspace, depth=depth * 2, respelt=respelt)
 
 
 class _Beside:

@@ -26,7 +26,15 @@ RRF_K = 5
 #: (`text.expand`), half the weight of the query's own words: golden recall@5 0.850 -> 0.855 at
 #: 0.5 and 1.0 alike (MRR 0.870 / 0.879), recall unchanged at 0.3 or below; the dev sets,
 #: each in one language, do not move at any weight.
-WEIGHTS: Mapping[str, float] = {"lexical": 1.0, "fuzzy": 0.6, "semantic": 0.75, "expanded": 0.5}
+#: `respelled`: the lexical ranking of the words the query's typos mean (`fuzzy.respelled`),
+#: weighed as the query's own words.
+WEIGHTS: Mapping[str, float] = {
+    "lexical": 1.0,
+    "fuzzy": 0.6,
+    "semantic": 0.75,
+    "expanded": 0.5,
+    "respelled": 1.0,
+}
 #: the semantic layer joins a hybrid search only when at least this share of the searched
 #: workspace's conversation is embedded. Measured by fusing with the semantic ranking cut to a
 #: share of the events (10 random draws, and newest first; `embed` now works oldest first). LoCoMo

@@ -19,6 +19,7 @@ import math
 import re
 import sqlite3
 from collections import Counter
+from collections.abc import Sequence
 
 from huiyi.store import queries
 from huiyi.text.tokenize import cjk_bigrams, cjk_runs, normalize
@@ -165,16 +166,23 @@ def _rescoped_where_crowded(
 
 
 def ranked(
-    conn: sqlite3.Connection, text: str, workspace: str | None, *, depth: int
+    conn: sqlite3.Connection,
+    text: str,
+    workspace: str | None,
+    *,
+    depth: int,
+    respelt: Sequence[str] | None = None,
 ) -> list[tuple[int, float]]:
-    """(event rowid, score) by trigram containment, best first."""
+    """(event rowid, score) by trigram containment, best first. `respelt`: the query's
+    `meant_words`, when the caller has them already."""
     all_grams = grams(text)
     if not all_grams:
         return []
     step = max(1, len(all_grams) // MAX_MATCH_GRAMS)
     chosen = all_grams[::step][:MAX_MATCH_GRAMS]
     whole = _folded(text)
-    meant = respelled_rows(conn, whole, workspace)
+    words = respelled(conn, whole) if respelt is None else respelt
+    meant = respelled_rows(conn, words, workspace)
     rowids = candidates(conn, chosen, workspace, limit=max(CANDIDATES, depth))
     rowids = list(dict.fromkeys([*meant, *rowids]))
     texts = queries.texts_by_rowid(conn, rowids)
@@ -213,10 +221,19 @@ def respelled(conn: sqlite3.Connection, whole: str) -> list[str]:
     return meant
 
 
-def respelled_rows(conn: sqlite3.Connection, whole: str, workspace: str | None) -> set[int]:
-    """The newest `RESPELL_ROWS` passages of the workspace holding each word `respelled`."""
+def meant_words(conn: sqlite3.Connection, text: str) -> list[str]:
+    """The words of the history the query's misspelled words may mean (`respelled`)."""
+    return respelled(conn, _folded(text))
+
+
+def respelled_rows(
+    conn: sqlite3.Connection, words: Sequence[str], workspace: str | None
+) -> set[int]:
+    """The newest `RESPELL_ROWS` passages of the workspace holding each of `words`."""
+    if not words:
+        return set()
     scope = "" if workspace is None else f' AND scope:"{scope_token(workspace)}"'
-    matches = [f'body:"{word}"{scope}' for word in respelled(conn, whole)]
+    matches = [f'body:"{word}"{scope}' for word in words]
     return {rowid for _, rowid in queries.fts_postings(conn, matches, cap=RESPELL_ROWS)}
 
 
