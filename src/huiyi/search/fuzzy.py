@@ -108,10 +108,12 @@ def candidates(
 ) -> list[int]:
     """Event rowids by the summed rarity of the query trigrams they hold, best first (ties:
     newest first); at most `POSTINGS` rows are read per trigram."""
-    scoped = workspace is not None and queries.workspace_share(conn, workspace) < UNSCOPED_SHARE
+    share = 1.0 if workspace is None else queries.workspace_share(conn, workspace)
+    scoped = workspace is not None and share < UNSCOPED_SHARE
     scope = f" AND {_quote(fuzzy_scope_token(workspace))}" if scoped and workspace else ""
     postings = queries.fuzzy_postings(conn, [_quote(g) + scope for g in chosen], cap=POSTINGS)
-    if workspace is not None and not scoped:
+    if workspace is not None and not scoped and share < 1.0:
+        # (a workspace holding all the history is crowded by no other)
         postings = _rescoped_where_crowded(conn, chosen, postings, workspace)
     rows = Counter(n for n, _ in postings)
     weight = {n: math.log1p(POSTINGS / count) for n, count in rows.items()}
