@@ -273,6 +273,7 @@ def test_search_and_recall_print_the_same_through_the_warm_service(
         assert served.shown == alone.shown, words
         assert "huiyi.api" in alone.modules, words  # served in its own process
         assert "huiyi.api" not in served.modules, words  # the service answered
+        assert "huiyi.model" not in served.modules, words  # nor its dataclasses
         assert served.heavy() == [], words
     statuses = [alone.status for alone, _ in pairs]
     assert statuses == [0, 0, 0, 0, 0, 0, 2, 2, 0, 0, 2]

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-from huiyi.model import Event, Kind
 from huiyi.safety.redact import redact
+
+if TYPE_CHECKING:
+    from huiyi.model import Event
 
 _SPACE = re.compile(r"\s+")
 
@@ -34,18 +37,20 @@ def clean(text: str) -> tuple[str, int]:
     return out.text, out.count
 
 
+#: by `model.Kind`'s values (a `Kind` is its string): the CLI's printing of a search, which
+#: the warm service answers, then imports no model module (its dataclasses: ~5 ms a process)
 KIND_LABEL = {
-    Kind.USER: "user",
-    Kind.ASSISTANT: "assistant",
-    Kind.TOOL_CALL: "tool call",
-    Kind.TOOL_RESULT: "tool result",
-    Kind.SUMMARY: "summary",
+    "user": "user",
+    "assistant": "assistant",
+    "tool_call": "tool call",
+    "tool_result": "tool result",
+    "summary": "summary",
 }
 
 
 def event_label(event: Event) -> str:
     label = KIND_LABEL.get(event.kind, str(event.kind))
-    if event.tool_name and event.kind in (Kind.TOOL_CALL, Kind.TOOL_RESULT):
+    if event.tool_name and event.kind in ("tool_call", "tool_result"):
         label += f" {event.tool_name}"
     if event.injected:
         label += " [host-injected]"
