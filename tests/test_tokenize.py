@@ -100,6 +100,17 @@ def test_the_index_holds_the_tokens_the_query_side_finds(text: str) -> None:
     assert {*unicode61(body), *whole.split()} == set(tokens(text))
 
 
+def test_a_code_word_seen_before_is_indexed_as_the_first_time() -> None:
+    """Code words' streams are cached (`_WORD_CACHE`): a repeat, in one text or the next,
+    writes the same parts and its compound once per occurrence."""
+    text = "getUserName then src/app/main.py, getUserName 2024 snake_case_name"
+    first = index_streams(text)
+    assert index_streams(text) == first
+    body, whole = reference_streams(text)
+    assert (unicode61(first[0]), first[1]) == (body.split(), whole)
+    assert whole.split().count("get_user_name") == 2
+
+
 ASCII_PIECES = [p for p in PIECES if p.isascii()]
 
 
