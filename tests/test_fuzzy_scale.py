@@ -7,6 +7,7 @@ of 28,000 that share a trigram with the typo, and must still come first.
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -135,3 +136,17 @@ def test_a_hybrid_search_looks_the_word_a_typo_means_up_as_a_word(tmp_path: Path
         lexical = hy.search("kubeconfg", workspace="/w/a", layers=("lexical",)).hits
     assert (hits[0].session_id, hits[0].seq) == ("s0", 0)
     assert lexical == []  # the lexical layer alone still reads only what was typed
+
+
+def test_a_typo_look_up_that_fails_leaves_the_search_standing(
+    buried: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(conn: object, text: str) -> list[str]:
+        raise sqlite3.OperationalError("database disk image is malformed")
+
+    monkeypatch.setattr(fuzzy, "meant_words", broken)
+    with Huiyi(embedder="none") as hy:
+        hy.index(readers=[LineReader(buried)])
+        result = hy.search("subsetting fonts", workspace="/w/a")
+    assert (result.hits[0].session_id, result.hits[0].seq) == ("s0", 0)
+    assert result.layers == ["lexical", "fuzzy"]

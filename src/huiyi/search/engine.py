@@ -256,8 +256,12 @@ def search(
     pending: _Beside | None = None
     cosines: dict[int, float] = {}
     # the words the query's misspelled ones may mean: the fuzzy layer reads their passages,
-    # and a hybrid search also looks them up as words (below, with the expansion)
-    respelt = fuzzy.meant_words(conn, text) if "fuzzy" in wanted else []
+    # and a hybrid search also looks them up as words (below, with the expansion); an index
+    # that fails here fails the fuzzy layer below, where it is reported
+    respelt: list[str] = []
+    if "fuzzy" in wanted:
+        with suppress(sqlite3.Error, HuiyiError), _time_limit(conn, seconds):
+            respelt = fuzzy.meant_words(conn, text)
     started = time.monotonic()
     # the semantic layer first: its worker embeds while the other layers run
     for name in sorted(wanted, key=lambda name: name != "semantic"):
