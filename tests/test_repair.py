@@ -9,7 +9,7 @@ session's words come back.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ from click.testing import CliRunner, Result
 
 from huiyi import Huiyi
 from huiyi.cli import main
+from huiyi.store import textpack
 from huiyi.store.ingest import Ingestor, uid_key
 from tests.builders import claude as cc
 from tests.builders import damage, dsh
@@ -34,17 +35,18 @@ def db_path() -> Path:
     return Huiyi().settings.db_path
 
 
-def write_vanished(home: Path, repo: Path) -> Path:
-    """The Claude session whose transcript the fixture deletes (the same records every time)."""
+def write_vanished(home: Path, repo: Path, tail: str = "") -> Path:
+    """The Claude session whose transcript the fixture deletes (the same records every time;
+    `tail` lengthens each message)."""
     return cc.write_transcript(
         home / ".claude",
         str(repo),
         [
             cc.summary("Where the deploy key lives"),
-            cc.user("where did we put the zanzibar deploy key after the rotation?"),
-            cc.assistant("It is in the vault under ops/zanzibar; the old key was revoked."),
-            cc.user("and the 备用密钥 for the staging cluster?"),
-            cc.assistant("备用密钥 stays in the staging vault, rotated monthly."),
+            cc.user("where did we put the zanzibar deploy key after the rotation?" + tail),
+            cc.assistant("It is in the vault under ops/zanzibar; the old key was revoked." + tail),
+            cc.user("and the 备用密钥 for the staging cluster?" + tail),
+            cc.assistant("备用密钥 stays in the staging vault, rotated monthly." + tail),
         ],
     )
 
@@ -52,9 +54,21 @@ def write_vanished(home: Path, repo: Path) -> Path:
 @pytest.fixture
 def history(isolated_home: Path) -> Path:
     """A workspace with one Claude session whose transcript is gone and a dozen DSH sessions."""
+    return make_history(isolated_home)
+
+
+@pytest.fixture
+def packed_history(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The same with longer messages, its kept text packed (`store.textpack`) as soon as the
+    fillers are indexed."""
+    monkeypatch.setattr(textpack, "TRAIN_AFTER", 10)
+    return make_history(isolated_home, tail=" (the runbook: vault path ops/zanzibar)" * 4)
+
+
+def make_history(isolated_home: Path, tail: str = "") -> Path:
     repo = isolated_home / "acme"
     (repo / ".git").mkdir(parents=True)
-    transcript = write_vanished(isolated_home, repo)
+    transcript = write_vanished(isolated_home, repo, tail)
     run("index")  # the vanished session is indexed first: it sits at the start of the file
     for n in range(FILLERS):
         words = " ".join(f"filler{n}x{i}" for i in range(150))
@@ -106,6 +120,24 @@ def test_the_fixture_has_a_session_only_the_index_keeps(history: Path) -> None:
     assert before["lexical"] == before["cjk"] == before["fuzzy"] == [VANISHED]
     assert len(before["vanished"]) == 4
     assert not any(db_path().parent.glob("*.broken-*"))
+
+
+@pytest.mark.parametrize("damaged", [damage.truncate, damage.break_fulltext])
+def test_packed_text_is_salvaged_and_indexed_again(
+    packed_history: Path, damaged: Callable[[Path], object]
+) -> None:
+    with Huiyi() as hy:
+        packed = hy.conn.execute(
+            "SELECT count(*) FROM events e JOIN sessions s ON s.sid = e.sid "
+            "WHERE typeof(e.text) = 'blob' AND s.id = ?",
+            (VANISHED,),
+        ).fetchone()[0]
+    assert packed == 4  # the vanished session's text is only in the index, and packed
+    before = snapshot()
+    damaged(db_path())
+    out = run("doctor", "--repair").output
+    assert "integrity  ok; full-text ok" in out
+    assert snapshot() == before
 
 
 def test_a_truncated_index_is_rebuilt_from_the_logs_and_the_kept_text(history: Path) -> None:

@@ -79,7 +79,8 @@ def first_release(path: Path) -> None:
     """Make the index what the first release left: only m001's schema and rows.
 
     m002 added the fuzzy index and the vectors, m004 the coverage counters and their triggers,
-    m009 the coded kinds, roles and surfaces; `_rebuild` is bookkeeping of later releases.
+    m009 the coded kinds, roles and surfaces, m010 the text dictionaries; `_rebuild` is
+    bookkeeping of later releases.
     """
     with _open(path) as conn:
         for (trigger,) in conn.execute(
@@ -90,6 +91,7 @@ def first_release(path: Path) -> None:
         _events_as_words(conn)
         conn.execute("DROP TABLE event_fuzzy")
         conn.execute("DROP TABLE vectors")
+        conn.execute("DROP TABLE text_dicts")
         conn.execute("DROP TABLE _rebuild")
         conn.execute("DELETE FROM event_fts_config WHERE k IN ('automerge', 'crisismerge')")
         conn.execute("DELETE FROM _migrations WHERE name <> 'm001_initial'")

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from huiyi.errors import BusyError, DiskFullError, HuiyiError, StoreError
 from huiyi.lock import file_lock
-from huiyi.store import migrations
+from huiyi.store import migrations, textpack
 
 BUSY_TIMEOUT_MS = 10_000
 #: page cache of every connection (KiB, as SQLite's negative `cache_size`): searches stay warm
@@ -38,6 +38,11 @@ PAGE_SIZE = 8_192
 OPEN_RETRY_SECONDS = 0.02
 
 
+class Connection(sqlite3.Connection):
+    """`sqlite3.Connection` that can be referred to weakly, so that `store.textpack` can keep
+    the connection's codec beside it without keeping the connection alive."""
+
+
 def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
     """Open (and for writers create and migrate) the index at `path`.
 
@@ -45,7 +50,8 @@ def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
     --repair`) and for an index written by a newer huiyi (which is never touched).
     """
     if readonly and not path.exists():
-        conn = sqlite3.connect(":memory:", isolation_level=None)
+        conn = sqlite3.connect(":memory:", isolation_level=None, factory=Connection)
+        textpack.install(conn)
         migrations.apply(conn)
         conn.isolation_level = "DEFERRED"
         return conn
@@ -53,7 +59,9 @@ def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
     fresh = not path.exists()
     deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
     while True:
-        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        conn = sqlite3.connect(
+            path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, factory=Connection
+        )
         try:
             if fresh:
                 os.chmod(path, 0o600)
@@ -100,6 +108,7 @@ def _prepare(conn: sqlite3.Connection, path: Path) -> None:
     conn.execute("PRAGMA recursive_triggers = ON")
     conn.execute("PRAGMA temp_store = MEMORY")
     conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
+    textpack.install(conn)
     newer = migrations.unknown(conn)
     if newer:
         raise StoreError(
@@ -205,6 +214,8 @@ def _rebuild_stale(conn: sqlite3.Connection) -> None:
             textindex.rebuild(conn)
         elif migrations.FUZZY_INDEX in stale:
             textindex.rebuild(conn, only_fuzzy=True)
+        if migrations.PACKED_TEXT in stale:
+            textpack.train(conn)  # an index still too small waits for its writer to train
         for what in stale:
             migrations.rebuilt(conn, what)
 

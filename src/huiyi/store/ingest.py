@@ -35,7 +35,7 @@ from huiyi.model import TEXT_KINDS, Event, Kind, SessionUpdate, Surface, sql_kin
 from huiyi.safety.privacy import has_marker, is_private_title
 from huiyi.safety.redact import redact
 from huiyi.sources.base import Cursor, Reader, ReadResult, SessionChunk
-from huiyi.store import db, vectors
+from huiyi.store import db, textpack, vectors
 from huiyi.store.codes import kind_code, role_code, surface_code
 from huiyi.store.reading import (
     PARALLEL_MIN_FILES,
@@ -107,6 +107,8 @@ class Ingestor:
         }
         self._next_id = (conn.execute("SELECT max(id) FROM events").fetchone()[0] or 0) + 1
         self._pending = 0
+        self._codec = textpack.codec(conn)
+        self._unpacked = 0  # texts written as they are, worth packing, since the last try
         self._key_text_uids()
 
     def _key_text_uids(self) -> None:
@@ -130,9 +132,27 @@ class Ingestor:
                     self.conn.execute("UPDATE events SET uid = ? WHERE uid = ?", (key, uid))
 
     def commit(self) -> None:
-        """Make everything written so far durable (rows and file cursors together)."""
+        """Make everything written so far durable (rows and file cursors together); then, if
+        texts were written as they are, train the index's dictionary when it is due."""
         self.conn.commit()
         self._pending = 0
+        if self._unpacked:
+            self._pack_when_due()
+
+    def _pack_when_due(self) -> None:
+        """`textpack.train` in a transaction of its own, once this writer wrote texts as they
+        are (an index without a dictionary): a first index trains it after its first
+        `textpack.TRAIN_AFTER` texts, a small index once it has grown to that."""
+        self._unpacked = 0
+        if self._codec.packing:
+            return
+        self.conn.commit()
+        try:
+            with db.immediate(self.conn):
+                textpack.train(self.conn)
+        except BaseException:
+            self._codec.reset()  # the dictionary it was given was rolled back
+            raise
 
     # -- files ---------------------------------------------------------------------------
 
@@ -232,7 +252,7 @@ class Ingestor:
         except BaseException:
             self.conn.rollback()
             raise
-        if self._pending >= COMMIT_EVERY:
+        if self._pending >= COMMIT_EVERY or self._unpacked >= textpack.TRAIN_AFTER:
             self.commit()
         report.skipped.update(result.skipped)
         if result.refused:
@@ -318,7 +338,9 @@ class Ingestor:
             "SELECT workspace FROM sessions WHERE sid = ?", (sid,)
         ).fetchone()
         workspace = ws_row[0] if ws_row else ""
-        sql = "SELECT id, text, kind, injected FROM events WHERE sid = ? AND indexed = 1"
+        sql = (
+            "SELECT id, event_text(text), kind, injected FROM events WHERE sid = ? AND indexed = 1"
+        )
         params: list[Any] = [sid]
         if seqs is not None:
             wanted = list(seqs)
@@ -447,7 +469,8 @@ class Ingestor:
 
     def _move_workspace(self, sid: int, old: str, new: str) -> None:
         rows = self.conn.execute(
-            "SELECT id, text, kind, injected FROM events WHERE sid = ? AND indexed = 1", (sid,)
+            "SELECT id, event_text(text), kind, injected FROM events WHERE sid = ? AND indexed = 1",
+            (sid,),
         ).fetchall()
         remove_rows(self.conn, old, rows)
         add_rows(
@@ -482,7 +505,8 @@ class Ingestor:
         for start in range(0, len(seqs), 500):
             part = seqs[start : start + 500]
             for seq, rowid, indexed, text, kind, injected in self.conn.execute(
-                f"SELECT seq, id, indexed, text, kind, injected FROM events WHERE sid = ? "
+                f"SELECT seq, id, indexed, event_text(text), kind, injected FROM events "
+                f"WHERE sid = ? "
                 f"AND seq IN ({','.join('?' * len(part))})",
                 [sid, *part],
             ):
@@ -490,6 +514,7 @@ class Ingestor:
         taken = self._uids_taken_elsewhere(
             sid, {key: event.seq for event, _, key in by_seq.values() if key is not None}
         )
+        pack, packing = self._codec.pack, self._codec.packing
         fresh: list[tuple[Any, ...]] = []  # new rows: a plain INSERT
         replaced: list[tuple[Any, ...]] = []  # rows of seqs read before
         texts: list[tuple[int, Streams]] = []
@@ -509,6 +534,9 @@ class Ingestor:
             # the readers tokenised exactly the events that are indexed (None for the others)
             indexed = precomputed is not None if streams is not None else is_indexed(event)
             written.append((event.kind.value, event.injected, indexed))
+            text = pack(event.text)
+            if not packing and len(text) >= textpack.MIN_CHARS:
+                self._unpacked += 1
             (fresh if old is None else replaced).append(
                 (
                     rowid,
@@ -517,7 +545,7 @@ class Ingestor:
                     event.time,
                     kind_code(event.kind),
                     role_code(event.role),
-                    event.text,
+                    text,
                     surface_code(event.surface),
                     int(event.injected),
                     event.tool_name,

@@ -28,9 +28,10 @@ from typing import Any
 from huiyi.errors import StoreError
 from huiyi.model import TEXT_KINDS, sql_kinds
 from huiyi.sources.base import Reader
-from huiyi.store import compact, db, migrations, textindex, vectors
+from huiyi.store import compact, db, migrations, textindex, textpack, vectors
 from huiyi.store.codes import kind_code, role_code, surface_code
 from huiyi.store.ingest import Ingestor, Progress, SourceReport, spread_privacy, text_uid_key
+from huiyi.store.textpack import TextPackError
 
 #: the kinds `sessions.event_count` counts: what "events" means in every total huiyi shows
 COUNTED_KINDS = sql_kinds(TEXT_KINDS)
@@ -211,7 +212,8 @@ def forget_workspace(conn: sqlite3.Connection, workspace: str) -> int:
 
 def _drop_session(conn: sqlite3.Connection, sid: int, workspace: str) -> None:
     indexed = conn.execute(
-        "SELECT id, text, kind, injected FROM events WHERE sid = ? AND indexed = 1", (sid,)
+        "SELECT id, event_text(text), kind, injected FROM events WHERE sid = ? AND indexed = 1",
+        (sid,),
     ).fetchall()
     textindex.remove_rows(conn, workspace, indexed)
     conn.execute("DELETE FROM events WHERE sid = ?", (sid,))  # their vectors go with them
@@ -382,6 +384,7 @@ class _Salvage:
     def __init__(self, conn: sqlite3.Connection, report: RepairReport) -> None:
         self.conn = conn
         self.report = report
+        self.texts = textpack.Codec(lambda: conn)  # the copy's packed texts, its dictionaries
 
     @classmethod
     def open(cls, path: Path, report: RepairReport) -> _Salvage | None:
@@ -513,6 +516,7 @@ class _Salvage:
             spread_privacy(conn)
             if not moved:
                 return
+            pack = textpack.codec(conn).pack
             texts: dict[str, list[tuple[int, textindex.Streams]]] = {}
             salvaged: dict[int, list[tuple[str, bool, bool]]] = {}  # sid -> new events
             for old_sid, *event in self._guard(self.rows("events", EVENT_COLUMNS)):
@@ -520,13 +524,17 @@ class _Salvage:
                     continue
                 sid, workspace = moved[old_sid]
                 _, _, kind, _, text, _, injected, _, uid, indexed = event
+                try:
+                    text = self.texts.unpack(text)
+                except (TextPackError, sqlite3.DatabaseError):
+                    text = None  # its dictionary is damaged or gone
                 if not isinstance(text, str) or not isinstance(kind, str):
                     self._unreadable("events")  # a damaged row that still parsed
                     continue
                 if isinstance(uid, str):  # the damaged index predates m007's uid keys
                     event[8] = text_uid_key(uid)
                 event[2], event[3] = kind_code(kind), role_code(event[3])
-                event[5] = surface_code(event[5])
+                event[4], event[5] = pack(text), surface_code(event[5])
                 cur = self._insert(
                     conn,
                     "events",
@@ -550,6 +558,7 @@ class _Salvage:
                 textindex.add_rows(conn, workspace, batch)
             for sid, events in salvaged.items():
                 vectors.count_new_events(conn, sid, events)
+            textpack.train(conn)  # the salvaged text, when the logs gave too little to train on
             conn.executemany(
                 "UPDATE sessions SET "
                 f"event_count = (SELECT count(*) FROM events WHERE sid = :sid AND kind IN "

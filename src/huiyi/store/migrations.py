@@ -450,6 +450,17 @@ def m009_words_as_codes(conn: sqlite3.Connection) -> None:
         conn.execute(trigger.replace(" OF sid, kind, ", " OF sid, kind_code, "))
 
 
+def m010_packed_text(conn: sqlite3.Connection) -> None:
+    """Keep long texts packed with a dictionary trained on the index's own text
+    (`store.textpack`): a table for the dictionaries, and for an index that holds events the
+    `PACKED_TEXT` entry in `_rebuild`, so that the live code trains one and packs them."""
+    conn.execute(
+        "CREATE TABLE text_dicts (id INTEGER PRIMARY KEY, data BLOB NOT NULL, made INTEGER)"
+    )
+    if conn.execute("SELECT 1 FROM events LIMIT 1").fetchone() is not None:
+        conn.execute("INSERT OR IGNORE INTO _rebuild (what) VALUES (?)", (PACKED_TEXT,))
+
+
 MIGRATIONS: list[Migration] = [
     m001_initial,
     m002_fuzzy_and_vectors,
@@ -460,6 +471,7 @@ MIGRATIONS: list[Migration] = [
     m007_digests_for_ids,
     m008_compact_text_indexes,
     m009_words_as_codes,
+    m010_packed_text,
 ]
 
 
@@ -473,6 +485,8 @@ BOOKKEEPING = (
 TEXT_INDEXES = "text"
 #: the `_rebuild` entry for the trigram index (`event_fuzzy`) alone
 FUZZY_INDEX = "fuzzy"
+#: the `_rebuild` entry for packing the kept text (m010; `store.textpack.train`)
+PACKED_TEXT = "packed text"
 
 
 def unknown(conn: sqlite3.Connection) -> list[str]:

@@ -138,7 +138,12 @@ def workspaces(conn: sqlite3.Connection) -> list[str]:
     return [row[0] for row in conn.execute(sql)]
 
 
-EVENT_COLUMNS = "seq, time, kind, role, text, surface, injected, tool_name"
+#: an event's columns; its text through `event_text` (it may be kept packed: `store.textpack`)
+EVENT_COLUMNS = "seq, time, kind, role, event_text(text), surface, injected, tool_name"
+#: the same, of `events e` in a join
+EVENT_COLUMNS_E = (
+    "e.seq, e.time, e.kind, e.role, event_text(e.text), e.surface, e.injected, e.tool_name"
+)
 
 
 def _event(session_id: str, row: Sequence[Any]) -> Event:
@@ -253,7 +258,7 @@ def events_by_rowid(
     for start in range(0, len(rowids), 500):
         part = rowids[start : start + 500]
         rows = conn.execute(
-            f"SELECT e.id, e.sid, s.id, {', '.join('e.' + c for c in EVENT_COLUMNS.split(', '))} "
+            f"SELECT e.id, e.sid, s.id, {EVENT_COLUMNS_E} "
             f"FROM events e JOIN sessions s ON s.sid = e.sid "
             f"WHERE e.id IN ({','.join('?' * len(part))})",
             list(part),
@@ -358,7 +363,7 @@ def recent_turns(conn: sqlite3.Connection, workspace: str, *, limit: int) -> lis
     """The newest human and assistant messages of a workspace (no private sessions, no
     subagents, nothing host-injected), oldest first, as (role, text)."""
     rows = conn.execute(
-        "SELECT e.kind, e.text FROM events e JOIN sessions s ON s.sid = e.sid "
+        "SELECT e.kind, event_text(e.text) FROM events e JOIN sessions s ON s.sid = e.sid "
         "WHERE s.workspace = ? AND s.is_private = 0 AND s.is_subagent = 0 AND e.injected = 0 "
         f"AND e.kind IN ({sql_kinds(frozenset({Kind.USER, Kind.ASSISTANT}))}) "
         "ORDER BY e.time DESC, e.id DESC LIMIT ?",
@@ -408,14 +413,14 @@ def _column_by_rowid(
     for start in range(0, len(rowids), 500):
         part = list(rowids[start : start + 500])
         for rowid, value in conn.execute(
-            f'SELECT id, "{column}" FROM events WHERE id IN ({",".join("?" * len(part))})', part
+            f"SELECT id, {column} FROM events WHERE id IN ({','.join('?' * len(part))})", part
         ):
             out[rowid] = value
     return out
 
 
 def texts_by_rowid(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, str]:
-    return _column_by_rowid(conn, "text", rowids)
+    return _column_by_rowid(conn, "event_text(text)", rowids)
 
 
 def sids_by_rowid(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, int]:

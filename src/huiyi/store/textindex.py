@@ -159,7 +159,7 @@ def rebuild(conn: sqlite3.Connection, *, only_fuzzy: bool = False) -> int:
     for table in tables:
         conn.execute(f"INSERT INTO {table} ({table}) VALUES ('delete-all')")
     rows = conn.execute(
-        "SELECT e.id, e.text, e.kind, e.injected, s.workspace FROM events e "
+        "SELECT e.id, event_text(e.text), e.kind, e.injected, s.workspace FROM events e "
         "JOIN sessions s ON s.sid = e.sid WHERE e.indexed = 1 ORDER BY e.sid, e.seq"
     )
     count = 0

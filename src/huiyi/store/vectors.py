@@ -35,7 +35,7 @@ def missing(conn: sqlite3.Connection, model: str, *, limit: int) -> list[tuple[i
     sessions are never embedded: with an `openai:` embedder their text would leave the machine.
     """
     return conn.execute(
-        f"SELECT e.id, e.text FROM events e JOIN sessions s ON s.sid = e.sid "
+        f"SELECT e.id, event_text(e.text) FROM events e JOIN sessions s ON s.sid = e.sid "
         f"LEFT JOIN vectors v ON v.event_id = e.id "
         f"WHERE {_EMBEDDABLE} AND s.is_private = 0 AND (v.event_id IS NULL OR v.model != ?) "
         f"ORDER BY e.id LIMIT ?",
@@ -127,7 +127,8 @@ def _missing_in(
         return []
     marks = ",".join("?" * len(sids))
     rows = conn.execute(
-        f"SELECT e.id, e.text, e.sid FROM events e LEFT JOIN vectors v ON v.event_id = e.id "
+        f"SELECT e.id, event_text(e.text), e.sid FROM events e "
+        f"LEFT JOIN vectors v ON v.event_id = e.id "
         f"WHERE e.sid IN ({marks}) AND {_EMBEDDABLE} "
         f"AND (v.event_id IS NULL OR v.model != ?) ORDER BY e.role != 'user', e.seq DESC",
         (*sids, model),

@@ -1,0 +1,181 @@
+"""The kept text is packed with a dictionary trained on the index's own text: a smaller index
+that finds the same hits and gives every text back exactly, however the index came to be."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from huiyi import Huiyi
+from huiyi.store import migrations, textpack
+from tests.builders.lines import LineReader, write
+
+SERVICES = ("billing-api", "orders", "auth-gateway", "search", "payments-worker", "web")
+ERRORS = ("ECONNRESET", "lock wait timeout exceeded", "OOMKilled", "502 Bad Gateway")
+
+
+def message(f: int, q: int) -> str:
+    """A message as agents write them: same shapes, different services, numbers and paths."""
+    service, error = SERVICES[(f + q) % 6], ERRORS[(f * 3 + q) % 4]
+    if q % 3 == 0:
+        return f"部署 {service} 到 staging 之后报 {error}，帮我看下 note_{f}_{q}"
+    if q % 3 == 1:
+        return (
+            f"I checked src/{service}/handlers.py: the retry loop gives up after {q + 2} tries "
+            f"and the pool holds {f * 4 + q} connections, so `{error}` under load is expected. "
+            f"Raising the pool to {f * 8} and adding jitter fixes it (note_{f}_{q})."
+        )
+    return f"$ kubectl logs deploy/{service} --tail=50\n" + "\n".join(
+        f"2026-11-{f % 28 + 1:02d}T10:{i:02d}:00Z WARN {service} request {f}-{q}-{i}: {error}"
+        for i in range(4)
+    )
+
+
+def write_logs(root: Path, files: int = 30, events: int = 30) -> dict[tuple[str, int], str]:
+    root.mkdir(parents=True, exist_ok=True)
+    logged = {}
+    for f in range(files):
+        records = [{"s": f"s{f}", "q": q, "t": message(f, q)} for q in range(events)]
+        write(root / f"{f:03d}.log", *records)
+        logged.update({(f"s{f}", q): message(f, q) for q in range(events)})
+    return logged
+
+
+@pytest.fixture
+def train_early(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test-sized history is enough to train on."""
+    monkeypatch.setattr(textpack, "TRAIN_AFTER", 200)
+
+
+def kept(hy: Huiyi) -> dict[str, int]:
+    """How the index keeps its texts: bytes as they are, bytes packed, rows of each."""
+    rows = hy.conn.execute(
+        "SELECT typeof(text), count(*), sum(length(CAST(text AS BLOB))) FROM events "
+        "GROUP BY typeof(text)"
+    ).fetchall()
+    return {
+        f"{kind} {what}": n
+        for kind, count, size in rows
+        for what, n in (("rows", count), ("bytes", size))
+    }
+
+
+def read_back(hy: Huiyi, sessions: int) -> dict[tuple[str, int], str]:
+    return {(f"s{f}", e.seq): e.text for f in range(sessions) for e in hy.read(f"s{f}", limit=1000)}
+
+
+def hits(hy: Huiyi) -> list[list[tuple[str, int]]]:
+    queries = (
+        ("note_7_3", "lexical"),
+        ("部署 orders", "lexical"),
+        ("lock wait timeout", "lexical"),
+        ("kubctl logs", "fuzzy"),
+    )
+    return [
+        sorted(
+            (h.session_id, h.seq)
+            for h in hy.search(q, all_workspaces=True, limit=20, layers=(layer,)).hits
+        )
+        for q, layer in queries
+    ]
+
+
+def test_a_first_index_packs_its_text_finds_the_same_and_gives_every_text_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    logged = write_logs(tmp_path / "logs")
+    seen = {}
+    for name, after in (("packed", 200), ("plain", 10**9)):
+        monkeypatch.setattr(textpack, "TRAIN_AFTER", after)
+        with Huiyi(tmp_path / name) as hy:
+            assert hy.index(readers=[LineReader(tmp_path / "logs")]).events == 900
+            seen[name] = {"kept": kept(hy), "found": hits(hy), "read": read_back(hy, 30)}
+    packed, plain = seen["packed"], seen["plain"]
+    assert packed["read"] == plain["read"] == logged
+    assert packed["found"] == plain["found"] and all(packed["found"])
+    assert "blob rows" not in plain["kept"]
+    # every text but the shortest is packed, to well under half its bytes
+    assert packed["kept"]["blob rows"] >= 850
+    text_bytes = packed["kept"]["blob bytes"] + packed["kept"].get("text bytes", 0)
+    assert text_bytes < 0.5 * plain["kept"]["text bytes"]
+
+
+def test_texts_written_after_the_dictionary_are_packed_as_they_are_written(
+    tmp_path: Path, train_early: None
+) -> None:
+    logs = tmp_path / "logs"
+    write_logs(logs)
+    with Huiyi(tmp_path / "home") as hy:
+        hy.index(readers=[LineReader(logs)])
+        (dictionaries,) = hy.conn.execute("SELECT count(*) FROM text_dicts").fetchone()
+        late = message(40, 1).replace("note_40_1", "zanzibar_rotation")
+        write(logs / "late.log", {"s": "late", "q": 1, "t": late}, {"s": "late", "q": 2, "t": "ok"})
+        assert hy.index(readers=[LineReader(logs)]).events == 2
+        stored = dict(
+            hy.conn.execute(
+                "SELECT seq, typeof(text) FROM events e JOIN sessions s "
+                "ON s.sid = e.sid WHERE s.id = 'late'"
+            ).fetchall()
+        )
+        assert stored == {1: "blob", 2: "text"}  # "ok" is too short to gain from packing
+        assert [e.text for e in hy.read("late")] == [late, "ok"]
+        found = hy.search("zanzibar_rotation", all_workspaces=True, layers=("lexical",)).hits
+        assert [(h.session_id, h.seq) for h in found] == [("late", 1)]
+        assert "zanzibar_rotation" in found[0].snippet
+        # trained once: a later run packs with the same dictionary
+        assert hy.conn.execute("SELECT count(*) FROM text_dicts").fetchone() == (dictionaries,)
+    assert dictionaries == 1
+
+
+def test_an_index_from_before_packing_is_packed_when_it_is_opened(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    logged = write_logs(tmp_path / "logs")
+    monkeypatch.setattr(textpack, "TRAIN_AFTER", 10**9)
+    with Huiyi(tmp_path / "home") as hy:
+        hy.index(readers=[LineReader(tmp_path / "logs")])
+        before = hits(hy)
+        path = hy.settings.db_path
+    with sqlite3.connect(path) as conn:  # what the index was before m010
+        conn.execute("DROP TABLE text_dicts")
+        conn.execute("DELETE FROM _migrations WHERE name = 'm010_packed_text'")
+    conn.close()
+    monkeypatch.setattr(textpack, "TRAIN_AFTER", 200)
+    with Huiyi(tmp_path / "home") as hy:
+        assert kept(hy)["blob rows"] >= 850
+        assert migrations.stale(hy.conn) == set()
+        assert hits(hy) == before
+        assert read_back(hy, 30) == logged
+
+
+def test_an_index_too_small_to_train_keeps_its_text_and_trains_once_it_has_grown(
+    tmp_path: Path, train_early: None
+) -> None:
+    logs = tmp_path / "logs"
+    write_logs(logs, files=3, events=30)
+    with Huiyi(tmp_path / "home") as hy:
+        hy.index(readers=[LineReader(logs)])
+        assert "blob rows" not in kept(hy)  # 90 texts: nothing to learn a dictionary from yet
+        write_logs(logs, files=10, events=30)  # the same files again, and seven more
+        hy.index(readers=[LineReader(logs)])
+        assert kept(hy)["blob rows"] >= 280
+        assert read_back(hy, 10) == {
+            (f"s{f}", q): message(f, q) for f in range(10) for q in range(30)
+        }
+
+
+def test_a_packed_text_whose_dictionary_is_gone_is_an_error_that_says_so(
+    tmp_path: Path, train_early: None
+) -> None:
+    write_logs(tmp_path / "logs", files=10)
+    with Huiyi(tmp_path / "home") as hy:
+        hy.index(readers=[LineReader(tmp_path / "logs")])
+        (blob,) = hy.conn.execute(
+            "SELECT text FROM events WHERE typeof(text) = 'blob' LIMIT 1"
+        ).fetchone()
+    codec = textpack.Codec(lambda: None)
+    with pytest.raises(textpack.TextPackError, match="names dictionary 1, which the index lacks"):
+        codec.unpack(blob)
+    assert codec.unpack("as it is") == "as it is"
