@@ -535,7 +535,7 @@ class Ingestor:
             indexed = precomputed is not None if streams is not None else is_indexed(event)
             written.append((event.kind.value, event.injected, indexed))
             text = pack(event.text)
-            if not packing and len(text) >= textpack.MIN_CHARS:
+            if not packing and textpack.worth_packing(event.text):
                 self._unpacked += 1
             (fresh if old is None else replaced).append(
                 (

@@ -31,11 +31,12 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import zstandard
 
-__all__ = ["SQL_FUNCTION", "Codec", "TextPackError", "codec", "install", "train"]
+__all__ = ["SQL_FUNCTION", "Codec", "TextPackError", "codec", "install", "train", "worth_packing"]
 
-#: texts shorter than this (characters) are kept as they are: a frame has a few bytes of header
-MIN_CHARS = 24
-#: how many texts of at least `MIN_CHARS` an index holds before its dictionary is trained
+#: texts shorter than this (UTF-8 bytes) are kept as they are: a packed text has about six
+#: bytes of header (Chinese counts three bytes a character: eight of it are worth packing)
+MIN_BYTES = 24
+#: how many texts of at least `MIN_BYTES` an index holds before its dictionary is trained
 TRAIN_AFTER = 2_000
 #: the newest texts the dictionary is trained on
 SAMPLE = 4_000
@@ -45,8 +46,15 @@ DICT_BYTES = 64 * 1024
 LEVEL = 3
 #: a packed text names its dictionary in one byte
 MAX_DICTIONARIES = 255
+#: a row whose text is kept as it is and worth packing
+_UNPACKED = "typeof(text) = 'text' AND length(CAST(text AS BLOB)) >= ?"
 #: the SQL function that gives an `events.text` value back as text
 SQL_FUNCTION = "event_text"
+
+
+def worth_packing(text: str) -> bool:
+    """Whether `text` is long enough to try packing (`MIN_BYTES`)."""
+    return len(text) >= MIN_BYTES or len(text.encode()) >= MIN_BYTES
 
 
 class TextPackError(ValueError):
@@ -76,7 +84,7 @@ class Codec:
     def pack(self, text: str) -> str | bytes:
         """`text` as `events.text` keeps it: packed when the index has a dictionary and that
         makes it shorter, else as it is."""
-        if len(text) < MIN_CHARS or not self.packing:
+        if not worth_packing(text) or not self.packing:
             return text
         assert self._packer is not None
         number, packer = self._packer
@@ -193,9 +201,8 @@ def train(conn: sqlite3.Connection) -> bool:
     samples = [
         text.encode()
         for (text,) in conn.execute(
-            "SELECT text FROM events WHERE typeof(text) = 'text' AND length(text) >= ? "
-            "ORDER BY id DESC LIMIT ?",
-            (MIN_CHARS, SAMPLE),
+            f"SELECT text FROM events WHERE {_UNPACKED} ORDER BY id DESC LIMIT ?",
+            (MIN_BYTES, SAMPLE),
         )
     ]
     if len(samples) < TRAIN_AFTER:
@@ -214,8 +221,7 @@ def train(conn: sqlite3.Connection) -> bool:
     made.use(number, data)
     conn.create_function("event_pack", 1, made.pack, deterministic=True)
     conn.execute(
-        "UPDATE events SET text = event_pack(text) "
-        "WHERE typeof(text) = 'text' AND length(text) >= ?",
-        (MIN_CHARS,),
+        f"UPDATE events SET text = event_pack(text) WHERE {_UNPACKED}",
+        (MIN_BYTES,),
     )
     return True
