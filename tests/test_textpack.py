@@ -150,6 +150,29 @@ def test_an_index_from_before_packing_is_packed_when_it_is_opened(
         assert read_back(hy, 30) == logged
 
 
+def test_a_dictionary_another_process_trained_is_the_one_every_writer_packs_with(
+    tmp_path: Path, train_early: None
+) -> None:
+    """A long-lived connection (the warm service's) that looked before the index had a
+    dictionary packs with the one another process trained; none is trained twice."""
+    logs = tmp_path / "logs"
+    write_logs(logs, files=3)
+    with Huiyi(tmp_path / "home") as service:
+        service.index(readers=[LineReader(logs)])
+        assert "blob rows" not in kept(service)
+        with Huiyi(tmp_path / "home") as other:
+            write_logs(logs, files=15)
+            other.index(readers=[LineReader(logs)])
+        write(logs / "late.log", *({"s": "late", "q": q, "t": message(50, q)} for q in range(9)))
+        service.index(readers=[LineReader(logs)])
+        assert service.conn.execute("SELECT count(*) FROM text_dicts").fetchone() == (1,)
+        late = service.conn.execute(
+            "SELECT typeof(text) FROM events e JOIN sessions s ON s.sid = e.sid WHERE s.id = 'late'"
+        ).fetchall()
+        assert late == [("blob",)] * 9
+        assert [e.text for e in service.read("late")] == [message(50, q) for q in range(9)]
+
+
 def test_an_index_too_small_to_train_keeps_its_text_and_trains_once_it_has_grown(
     tmp_path: Path, train_early: None
 ) -> None:

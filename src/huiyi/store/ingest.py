@@ -108,6 +108,7 @@ class Ingestor:
         self._next_id = (conn.execute("SELECT max(id) FROM events").fetchone()[0] or 0) + 1
         self._pending = 0
         self._codec = textpack.codec(conn)
+        self._codec.reset()  # a long-lived connection: another may have trained one since
         self._unpacked = 0  # texts written as they are, worth packing, since the last try
         self._key_text_uids()
 

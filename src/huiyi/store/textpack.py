@@ -198,6 +198,10 @@ def train(conn: sqlite3.Connection) -> bool:
     made = codec(conn)
     if made.packing or not _has_dictionaries(conn):
         return False
+    newest = _newest(conn)  # read again: another connection may have trained it meanwhile
+    if newest is not None:
+        made.use(*newest)
+        return False
     samples = [
         text.encode()
         for (text,) in conn.execute(
