@@ -9,7 +9,10 @@ from pathlib import Path
 import pytest
 
 from huiyi import Huiyi
-from huiyi.store import migrations, textpack
+from huiyi.errors import StoreError
+from huiyi.store import maintenance, migrations, textpack
+from huiyi.store.ingest import Ingestor, SourceReport
+from tests.builders import damage
 from tests.builders.lines import LineReader, write
 
 SERVICES = ("billing-api", "orders", "auth-gateway", "search", "payments-worker", "web")
@@ -202,3 +205,106 @@ def test_a_packed_text_whose_dictionary_is_gone_is_an_error_that_says_so(
     with pytest.raises(textpack.TextPackError, match="names dictionary 1, which the index lacks"):
         codec.unpack(blob)
     assert codec.unpack("as it is") == "as it is"
+
+
+def damage_dictionary(hy: Huiyi, how: str) -> None:
+    """Damage the index's one dictionary: its header bytes changed, or the row gone."""
+    if how == "gone":
+        hy.conn.execute("DELETE FROM text_dicts")
+    else:
+        (data,) = hy.conn.execute("SELECT data FROM text_dicts").fetchone()
+        flipped = data[:8] + bytes(b ^ 0x55 for b in data[8:40]) + data[40:]
+        hy.conn.execute("UPDATE text_dicts SET data = ?", (flipped,))
+    hy.conn.commit()
+
+
+@pytest.mark.parametrize("how", ["gone", "flipped"])
+def test_an_unreadable_dictionary_is_damage_that_doctor_finds_and_repair_mends(
+    tmp_path: Path, train_early: None, how: str
+) -> None:
+    logs = tmp_path / "logs"
+    logged = write_logs(logs, files=12)
+    with Huiyi(tmp_path / "home") as hy:
+        hy.index(readers=[LineReader(logs)])
+        damage_dictionary(hy, how)
+        path, lock = hy.settings.db_path, hy.settings.lock_path
+    with Huiyi(tmp_path / "home") as hy:
+        # reading or searching the damaged index says what is wrong and what to run
+        for attempt in (
+            lambda: hy.read("s3"),
+            lambda: hy.search("note_3_1", all_workspaces=True, layers=("lexical",)),
+        ):
+            with pytest.raises(StoreError, match=r"packed text|dictionary 1") as caught:
+                attempt()
+            assert "huiyi doctor --repair" in str(caught.value)
+    health = maintenance.check(path)
+    assert not health.ok and "packed texts cannot be read" in health.integrity
+    report = maintenance.repair(path, lock, [LineReader(logs)])
+    assert maintenance.check(path).ok
+    with Huiyi(tmp_path / "home") as hy:
+        assert read_back(hy, 12) == logged  # every session again, from its log
+        assert kept(hy)["blob rows"] >= 300  # and packed again, with a new dictionary
+    assert report.action
+
+
+def test_a_repair_whose_copy_has_no_readable_dictionary_counts_what_it_lost(
+    tmp_path: Path, train_early: None
+) -> None:
+    """The logs are gone and the dictionary is damaged: the repair finishes, keeps the
+    sessions, and counts the texts it could not read instead of stopping."""
+    logs = tmp_path / "logs"
+    write_logs(logs, files=12)
+    with Huiyi(tmp_path / "home") as hy:
+        hy.index(readers=[LineReader(logs)])
+        damage_dictionary(hy, "flipped")
+        path, lock = hy.settings.db_path, hy.settings.lock_path
+    for log in logs.iterdir():
+        log.unlink()
+    damage.truncate(path)
+    report = maintenance.repair(path, lock, [LineReader(logs)])
+    assert report.unreadable.get("events", 0) > 0
+    assert maintenance.check(path).ok
+
+
+def test_an_index_packed_on_upgrade_gets_smaller_on_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_logs(tmp_path / "logs")
+    monkeypatch.setattr(textpack, "TRAIN_AFTER", 10**9)
+    with Huiyi(tmp_path / "home") as hy:
+        hy.index(readers=[LineReader(tmp_path / "logs")])
+        path = hy.settings.db_path
+        plain = kept(hy)["text bytes"]
+    conn = sqlite3.connect(path, isolation_level=None)  # before m010, in an older layout
+    conn.execute("DROP TABLE text_dicts")
+    conn.execute("DELETE FROM _migrations WHERE name = 'm010_packed_text'")
+    conn.execute("PRAGMA auto_vacuum = NONE")
+    conn.execute("VACUUM")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    assert conn.execute("PRAGMA auto_vacuum").fetchone() == (0,)
+    conn.close()
+    before = path.stat().st_size
+    monkeypatch.setattr(textpack, "TRAIN_AFTER", 200)
+    with Huiyi(tmp_path / "home") as hy:
+        assert kept(hy)["blob rows"] >= 850
+        packed = sum(v for k, v in kept(hy).items() if k.endswith("bytes"))
+        (dictionary,) = hy.conn.execute("SELECT length(data) FROM text_dicts").fetchone()
+        assert hy.conn.execute("PRAGMA auto_vacuum").fetchone() == (2,)  # incremental
+        hy.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    # the file gave back most of what packing saved (rows shrunk in place free no page)
+    saved = plain - packed - dictionary
+    assert before - path.stat().st_size > 0.7 * saved > 0
+
+
+def test_a_writer_on_a_plain_connection_packs_once_its_dictionary_is_trained(
+    tmp_path: Path, train_early: None
+) -> None:
+    write_logs(tmp_path / "logs", files=12)
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    migrations.apply(conn)
+    textpack.install(conn)
+    conn.isolation_level = "DEFERRED"
+    report = SourceReport("test")
+    Ingestor(conn).index_reader(LineReader(tmp_path / "logs"), report, workers=0)
+    kinds = dict(conn.execute("SELECT typeof(text), count(*) FROM events GROUP BY 1").fetchall())
+    assert kinds.get("blob", 0) >= 330

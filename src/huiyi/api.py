@@ -406,20 +406,21 @@ class Huiyi:
         """Events of one session: around a seq, forward from a seq, or the last N."""
         row = self._visible_session(session_id)
         kinds = kinds_to_read(include_tools=include_tools)
-        if around is not None:
-            return queries.events_around(
-                self.conn, row.sid, session_id, around, before=before, after=after, kinds=kinds
-            )
-        if from_seq is not None:
-            return list(
-                queries.events(
-                    self.conn, row.sid, session_id, from_seq=from_seq, kinds=kinds, limit=limit
+        with db.faults(self.conn, self.settings.db_path):
+            if around is not None:
+                return queries.events_around(
+                    self.conn, row.sid, session_id, around, before=before, after=after, kinds=kinds
                 )
+            if from_seq is not None:
+                return list(
+                    queries.events(
+                        self.conn, row.sid, session_id, from_seq=from_seq, kinds=kinds, limit=limit
+                    )
+                )
+            tail = queries.events(
+                self.conn, row.sid, session_id, kinds=kinds, limit=last or limit, newest_first=True
             )
-        tail = queries.events(
-            self.conn, row.sid, session_id, kinds=kinds, limit=last or limit, newest_first=True
-        )
-        return list(reversed(list(tail)))
+            return list(reversed(list(tail)))
 
     # -- the agent's tools ---------------------------------------------------------------
 

@@ -137,12 +137,20 @@ DAMAGED_MESSAGES = (
     "malformed database schema",
 )
 _FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+#: what SQLite says when `event_text` failed (`store.textpack.last_failure` says why)
+_FUNCTION_FAILED = "user-defined function raised exception"
 
 
 def damage_in(text: str) -> str | None:
     """SQLite's complaint of a damaged file when an error text (say, a search layer's note)
-    holds one, else None."""
-    return next((message for message in DAMAGED_MESSAGES if message in text), None)
+    holds one, or what made a packed text unreadable; else None."""
+    found = next((message for message in DAMAGED_MESSAGES if message in text), None)
+    return found or _unreadable_text(text)
+
+
+def _unreadable_text(text: str) -> str | None:
+    failure = textpack.last_failure
+    return str(failure) if failure is not None and _FUNCTION_FAILED in text else None
 
 
 def damaged_message(path: Path | None, detail: str) -> str:
@@ -161,6 +169,8 @@ def fault(
     damaged, a `DiskFullError` when the disk is full; None for anything else (a bug, which keeps
     its traceback). `retry` says what to run again once there is room; `undone` (the failed
     write was rolled back, as `faults` does) lets the message say that nothing was lost."""
+    if isinstance(exc, textpack.TextPackError):
+        return StoreError(damaged_message(path, str(exc)))
     if isinstance(exc, sqlite3.DatabaseError):
         code = getattr(exc, "sqlite_errorcode", None)
         primary = code & 0xFF if isinstance(code, int) else None
@@ -168,6 +178,8 @@ def fault(
             return disk_full(path, str(exc), retry=retry, undone=undone)
         if primary in _DAMAGED_CODES or (primary is None and damage_in(str(exc))):
             return StoreError(damaged_message(path, str(exc)))
+        if (unreadable := _unreadable_text(str(exc))) is not None:
+            return StoreError(damaged_message(path, unreadable))
         return None
     if isinstance(exc, OSError) and exc.errno in _FULL_ERRNOS:
         return disk_full(path, exc.strerror or str(exc), retry=retry, undone=undone)
@@ -191,7 +203,7 @@ def faults(conn: sqlite3.Connection | None, path: Path, *, retry: str = "") -> I
     `fault`), after rolling back `conn`'s open transaction; anything else passes unchanged."""
     try:
         yield
-    except (sqlite3.DatabaseError, OSError) as exc:
+    except (sqlite3.DatabaseError, OSError, textpack.TextPackError) as exc:
         error = fault(exc, path, retry=retry, undone=True)
         if error is None:
             raise
@@ -208,6 +220,7 @@ def _rebuild_stale(conn: sqlite3.Connection) -> None:
         return
     from huiyi.store import textindex  # with the readers' helpers: not on every open
 
+    packed = False
     with immediate(conn):
         stale = migrations.stale(conn)  # read again: another process may have done it
         if migrations.TEXT_INDEXES in stale:
@@ -215,9 +228,26 @@ def _rebuild_stale(conn: sqlite3.Connection) -> None:
         elif migrations.FUZZY_INDEX in stale:
             textindex.rebuild(conn, only_fuzzy=True)
         if migrations.PACKED_TEXT in stale:
-            textpack.train(conn)  # an index still too small waits for its writer to train
+            packed = textpack.train(conn)  # an index too small waits for its writer to train
         for what in stale:
             migrations.rebuilt(conn, what)
+    if packed:
+        _vacuum(conn)
+
+
+def _vacuum(conn: sqlite3.Connection) -> None:
+    """Give back the room an index made before m010 left when its texts were packed in place
+    (rows shrunk in place leave pages part empty, which only `VACUUM` packs again), in the
+    layout of a new index (incremental vacuum: `store.compact` keeps it small from then on).
+    Its copy goes through a file, not memory; another process's open read only delays it."""
+    try:
+        conn.execute("PRAGMA temp_store = FILE")
+        conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
+        conn.execute("VACUUM")
+    except sqlite3.OperationalError:
+        pass  # busy: the room stays for later writes, as before the packing
+    finally:
+        conn.execute("PRAGMA temp_store = MEMORY")
 
 
 @contextlib.contextmanager

@@ -150,7 +150,7 @@ class Ingestor:
         self.conn.commit()
         try:
             with db.immediate(self.conn):
-                textpack.train(self.conn)
+                textpack.train(self.conn, self._codec)
         except BaseException:
             self._codec.reset()  # the dictionary it was given was rolled back
             raise

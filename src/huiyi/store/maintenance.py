@@ -93,6 +93,8 @@ def check(path: Path) -> Health:
         except sqlite3.DatabaseError as exc:
             return Health(path, integrity=f"it cannot be opened: {exc}")
         integrity = quick_check(conn)
+        if integrity == "ok":
+            integrity = textpack.check(conn)
         fulltext = "; ".join(
             f"{table}: {problem}"
             for table in ("event_fts", "event_fuzzy")
@@ -526,7 +528,7 @@ class _Salvage:
                 _, _, kind, _, text, _, injected, _, uid, indexed = event
                 try:
                     text = self.texts.unpack(text)
-                except (TextPackError, sqlite3.DatabaseError):
+                except (TextPackError, sqlite3.DatabaseError):  # the copy's dictionary
                     text = None  # its dictionary is damaged or gone
                 if not isinstance(text, str) or not isinstance(kind, str):
                     self._unreadable("events")  # a damaged row that still parsed
