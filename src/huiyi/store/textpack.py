@@ -134,21 +134,17 @@ class Codec:
         """Pack with dictionary `number` from now on (also one just trained, not committed)."""
         import zstandard
 
-        try:
-            dictionary = zstandard.ZstdCompressionDict(data)
-            params = zstandard.ZstdCompressionParameters.from_level(
-                LEVEL,
-                format=zstandard.FORMAT_ZSTD1_MAGICLESS,
-                write_dict_id=False,
-                write_checksum=False,
-                write_content_size=True,
-            )
-            packer = zstandard.ZstdCompressor(dict_data=dictionary, compression_params=params)
-            unpacker = zstandard.ZstdDecompressor(
-                dict_data=dictionary, format=zstandard.FORMAT_ZSTD1_MAGICLESS
-            )
-        except zstandard.ZstdError as exc:
-            raise TextPackError(f"text dictionary {number} is damaged ({exc})") from exc
+        unpacker = _unpacker_of(number, data)
+        params = zstandard.ZstdCompressionParameters.from_level(
+            LEVEL,
+            format=zstandard.FORMAT_ZSTD1_MAGICLESS,
+            write_dict_id=False,
+            write_checksum=False,
+            write_content_size=True,
+        )
+        packer = zstandard.ZstdCompressor(
+            dict_data=zstandard.ZstdCompressionDict(data), compression_params=params
+        )
         self._packer = (number, packer)
         self._unpackers[number] = unpacker
         self._looked = True
@@ -173,19 +169,24 @@ class Codec:
                 )
             if not isinstance(row[0], bytes):
                 raise TextPackError(f"text dictionary {number} is damaged (not a blob)")
-            import zstandard
-
-            try:
-                found: zstandard.ZstdDecompressor | TextPackError = zstandard.ZstdDecompressor(
-                    dict_data=zstandard.ZstdCompressionDict(row[0]),
-                    format=zstandard.FORMAT_ZSTD1_MAGICLESS,
-                )
-            except zstandard.ZstdError as exc:
-                raise TextPackError(f"text dictionary {number} is damaged ({exc})") from exc
+            found: zstandard.ZstdDecompressor | TextPackError = _unpacker_of(number, row[0])
         except TextPackError as failure:
             found = failure
         self._unpackers[number] = found
         return found
+
+
+def _unpacker_of(number: int, data: bytes) -> zstandard.ZstdDecompressor:
+    """The unpacker of dictionary `number`, whose bytes are `data`."""
+    import zstandard
+
+    try:
+        return zstandard.ZstdDecompressor(
+            dict_data=zstandard.ZstdCompressionDict(data),
+            format=zstandard.FORMAT_ZSTD1_MAGICLESS,
+        )
+    except zstandard.ZstdError as exc:
+        raise TextPackError(f"text dictionary {number} is damaged ({exc})") from exc
 
 
 #: the codec of every open connection made by `db.connect` (they can be referred to weakly)
