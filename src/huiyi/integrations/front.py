@@ -34,8 +34,7 @@ import os
 import sys
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
 from huiyi.config import Settings
 from huiyi.errors import SettingsError
@@ -79,8 +78,7 @@ _EMPTY: dict[str, dict[str, Any]] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Options:
+class Options(NamedTuple):
     """`huiyi mcp` arguments the front understands."""
 
     server: str = "huiyi"

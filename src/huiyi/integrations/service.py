@@ -68,7 +68,6 @@ hook's front, which pays for every import on each call, does not load it.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import fcntl
 import hashlib
 import json
@@ -127,9 +126,14 @@ _PACKAGE_ROOT = Path(huiyi.__file__).resolve().parent.parent
 def service_key(settings: Settings, version: str) -> str:
     """The key of the service these settings may use: this huiyi's location and version, and
     every setting but the per-call ones (keys included, hashed, never written anywhere)."""
-    shared = dataclasses.replace(settings, workspace=None, session=None)
-    text = repr((str(_PACKAGE_ROOT), version, dataclasses.astuple(shared)))
+    shared = settings._replace(workspace=None, session=None)
+    text = repr((str(_PACKAGE_ROOT), version, _plain(shared)))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def _plain(value: object) -> object:
+    """Settings as nested tuples of their values: keys too, which their repr leaves out."""
+    return tuple(_plain(v) for v in value) if isinstance(value, tuple) else value
 
 
 def socket_path(settings: Settings, version: str) -> Path:

@@ -6,7 +6,6 @@ in the output, never silently dropped.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 
 TOOL_SECONDS = 20.0
 AUTO_RECALL_SECONDS = 8.0
@@ -20,13 +19,18 @@ SKELETON_TAIL_EVENTS = 64
 EXPAND_MAX_CHARS = 400_000
 
 
-@dataclass(slots=True)
 class Budget:
-    """The clock of one call and what its caps cut (`notes`)."""
+    """The clock of one call and what its caps cut (`notes`).
 
-    seconds: float = TOOL_SECONDS
-    started: float = field(default_factory=time.monotonic)
-    notes: list[str] = field(default_factory=list)
+    A plain class: this module is on every hook's and tool's start-up path, where declaring a
+    dataclass costs about a millisecond and importing `dataclasses` ten more."""
+
+    __slots__ = ("notes", "seconds", "started")
+
+    def __init__(self, seconds: float = TOOL_SECONDS) -> None:
+        self.seconds = seconds
+        self.started = time.monotonic()
+        self.notes: list[str] = []
 
     @property
     def left(self) -> float:
