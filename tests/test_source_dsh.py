@@ -73,7 +73,8 @@ class Index:
             for event in chunk.events:
                 self.events[event.seq] = event
             for seq, surface in chunk.surface.items():
-                self.events[seq].surface = surface  # only events emitted before may change
+                # only events emitted before may change
+                self.events[seq] = self.events[seq]._replace(surface=surface)
             self.title = chunk.session.title or self.title
         self.cursor = Cursor(result.offset, json.loads(json.dumps(result.state)))
         return result

@@ -15,7 +15,6 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,15 +40,24 @@ if TYPE_CHECKING:  # and, for a command that only reads, not imported at all:
 MAX_LIMIT = 1000
 
 
-@dataclass(slots=True)
 class IndexReport:
-    """What one `Huiyi.index` run read, per source."""
+    """What one `Huiyi.index` run read, per source. (A plain class: every search process
+    imports this module, see `huiyi.config`.)"""
 
-    sources: dict[str, SourceReport] = field(default_factory=dict)
-    seconds: float = 0.0
-    demo: bool = False
-    #: what a person should know although the run worked (a damaged index, with what to run)
-    warnings: list[str] = field(default_factory=list)
+    __slots__ = ("demo", "seconds", "sources", "warnings")
+
+    def __init__(self) -> None:
+        self.sources: dict[str, SourceReport] = {}
+        self.seconds = 0.0
+        self.demo = False
+        #: what a person should know although the run worked (a damaged index, what to run)
+        self.warnings: list[str] = []
+
+    def __repr__(self) -> str:
+        return (
+            f"IndexReport(sources={self.sources!r}, seconds={self.seconds!r}, "
+            f"demo={self.demo!r}, warnings={self.warnings!r})"
+        )
 
     @property
     def events(self) -> int:

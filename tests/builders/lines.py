@@ -11,8 +11,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import ClassVar
 
-from huiyi.model import Event, Kind, SessionUpdate, Surface
-from huiyi.sources.base import Cursor, ReadResult, SessionChunk
+from huiyi.model import Event, Kind, Surface
+from huiyi.sources.base import Cursor, ReadResult, SessionChunk, SessionUpdate
 
 
 class LineReader:

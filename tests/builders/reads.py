@@ -13,8 +13,8 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
-from huiyi.model import Event, SessionUpdate, Surface
-from huiyi.sources.base import MAX_LINE_BYTES, Cursor, Reader, ReadResult
+from huiyi.model import Event, Surface
+from huiyi.sources.base import MAX_LINE_BYTES, Cursor, Reader, ReadResult, SessionUpdate
 
 #: A line a little over the reader limit (about 20 MB is what a pasted blob can reach).
 HUGE_LINE_BYTES = 20 * 1024 * 1024
@@ -40,12 +40,12 @@ class Replay:
                     assert self._uids.setdefault(event.uid, (sid, event.seq)) == (sid, event.seq)
                 self.events[(sid, event.seq)] = event
             for seq, surface in chunk.surface.items():
-                self.events[(sid, seq)].surface = surface
+                self.events[(sid, seq)] = self.events[(sid, seq)]._replace(surface=surface)
             if chunk.shadow_before is not None:
                 for (session, seq), event in self.events.items():
                     current = event.surface == Surface.CURRENT
                     if session == sid and seq < chunk.shadow_before and current:
-                        event.surface = Surface.SHADOWED
+                        self.events[(session, seq)] = event._replace(surface=Surface.SHADOWED)
         self.skipped.update(result.skipped)
         self.cursor = Cursor(offset=result.offset, state=result.state)
         return result

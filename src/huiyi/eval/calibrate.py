@@ -260,7 +260,7 @@ def _read(paths: Sequence[Path]) -> list[Observation]:
 
 def _floors_json(floors: Floors) -> dict[str, float | None]:
     """The floors as `floors.json` holds them: `null` for a floor nothing reaches."""
-    return {k: None if v == NEVER else v for k, v in asdict(floors).items()}
+    return {k: None if v == NEVER else v for k, v in floors._asdict().items()}
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -31,7 +31,6 @@ import functools
 import re
 import string
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 
 from huiyi.safety.entropy import LONG_RUN, looks_secret, tokenish
 from huiyi.safety.unicode import strip_invisible
@@ -50,12 +49,27 @@ __all__ = [
 MAX_FIELD_CHARS = 1_000_000
 
 
-@dataclass(frozen=True, slots=True)
 class Redacted:
-    """Redacted text and how many masks were put into it."""
+    """Redacted text and how many masks were put into it. (A plain class, not a dataclass or
+    a `NamedTuple`: every output passes here, see `huiyi.config`; and `count` is a method of a
+    tuple.)"""
 
-    text: str
-    count: int
+    __slots__ = ("count", "text")
+
+    def __init__(self, text: str, count: int) -> None:
+        self.text = text
+        self.count = count
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Redacted):
+            return NotImplemented
+        return (self.text, self.count) == (other.text, other.count)
+
+    def __hash__(self) -> int:
+        return hash((self.text, self.count))
+
+    def __repr__(self) -> str:
+        return f"Redacted(text={self.text!r}, count={self.count!r})"
 
 
 def mask(family: str) -> str:

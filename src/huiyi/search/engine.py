@@ -18,9 +18,8 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field
 from itertools import islice
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from huiyi.errors import HuiyiError, UsageError
 from huiyi.model import Hit, Session
@@ -36,8 +35,7 @@ if TYPE_CHECKING:
     from huiyi.search.semantic import Scorer, Semantic
 
 
-@dataclass(frozen=True, slots=True)
-class Filter:
+class Filter(NamedTuple):
     """What a search may return. `workspace=None` means every workspace (people only)."""
 
     workspace: str | None
@@ -73,11 +71,10 @@ class Filter:
         )
 
 
-@dataclass(slots=True)
-class SearchResult:
+class SearchResult(NamedTuple):
     hits: list[Hit]
     layers: list[str]
-    notes: list[str] = field(default_factory=list)
+    notes: list[str]
     #: the best evidence each layer found (`search.floor`); `None` when nothing was searched
     evidence: floor.Evidence | None = None
     #: the evidence stayed below every floor, so the hits were withheld (`hits` is empty)

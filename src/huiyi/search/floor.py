@@ -30,10 +30,9 @@ import json
 import math
 import sqlite3
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from huiyi.search.lexical import Rows, holding
 from huiyi.store import queries
@@ -50,8 +49,7 @@ DF_CAP = 500
 FLOORS_FILE = "floors.json"
 
 
-@dataclass(frozen=True, slots=True)
-class Evidence:
+class Evidence(NamedTuple):
     """The best evidence each layer found (`None`: the layer did not run)."""
 
     lexical: float | None = None
@@ -81,8 +79,7 @@ class Evidence:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class Floors:
+class Floors(NamedTuple):
     """The floors one embedder's searches answer above (see the module doc)."""
 
     #: `None`: this evidence never vouches for a result on its own

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from huiyi.store import vectors
 
@@ -23,12 +22,17 @@ if TYPE_CHECKING:  # numpy loads with the first vectors, not with every hybrid s
     from huiyi.search.embed import Embedder
 
 
-@dataclass(slots=True)
 class _Loaded:
-    stamp: tuple[int, int]
-    signature: tuple[int, int]
-    ids: npt.NDArray[np.int64]
-    matrix: npt.NDArray[np.float32]
+    __slots__ = ("ids", "matrix", "signature", "stamp")
+
+    def __init__(
+        self,
+        stamp: tuple[int, int],
+        signature: tuple[int, int],
+        ids: npt.NDArray[np.int64],
+        matrix: npt.NDArray[np.float32],
+    ) -> None:
+        self.stamp, self.signature, self.ids, self.matrix = stamp, signature, ids, matrix
 
 
 class Semantic:
@@ -77,8 +81,7 @@ class Semantic:
         return self.scorer(conn, workspace).ranked(text, depth=depth)
 
 
-@dataclass(frozen=True, slots=True)
-class Scorer:
+class Scorer(NamedTuple):
     """One workspace's vectors and the embedder: ranks a query without touching the index.
 
     Embedding the query and the product over every vector are most of a hybrid search's CPU

@@ -37,7 +37,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, TypeVar
 
-from huiyi.model import Event, Kind, SessionUpdate, Surface
+from huiyi.model import Event, Kind, Surface
 from huiyi.safety.envelope import MARKER_NAME, notice
 
 #: Lines longer than this are skipped and counted as "line-too-long".
@@ -151,6 +151,25 @@ def valid_seq(value: int) -> int:
 def valid_time(value: int | float) -> int | None:
     """Epoch ms as an int when within `MIN_TIME`..`MAX_TIME`, else None (NaN included)."""
     return int(value) if MIN_TIME <= value <= MAX_TIME else None
+
+
+@dataclass(slots=True)
+class SessionUpdate:
+    """What one read of a log learned about a session; `None` means "not known from this read".
+    The store turns it into a `huiyi.model.Session`."""
+
+    id: str
+    source: str
+    cwd: str | None = None
+    title: str | None = None
+    created: int | None = None
+    updated: int | None = None
+    parent: str | None = None
+    is_subagent: bool | None = None
+    title_unreadable: bool = False
+    #: every title this read saw, the ones later replaced too: a private marker in any of
+    #: them keeps the session private (readers that log titles as TITLE events need not fill it)
+    titles_seen: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)

@@ -39,8 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from huiyi.model import Kind, SessionUpdate
-from huiyi.sources.base import BAD_RECORD, UNKNOWN_TYPE
+from huiyi.model import Kind
+from huiyi.sources.base import BAD_RECORD, UNKNOWN_TYPE, SessionUpdate
 from huiyi.sources.fold import FileSession, JsonlReader
 from huiyi.sources.jsonl import as_str, clean_text, parse_time, remember
 

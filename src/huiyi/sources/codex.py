@@ -48,8 +48,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
-from huiyi.model import Kind, SessionUpdate
-from huiyi.sources.base import BAD_RECORD, UNKNOWN_TYPE
+from huiyi.model import Kind
+from huiyi.sources.base import BAD_RECORD, UNKNOWN_TYPE, SessionUpdate
 from huiyi.sources.fold import FileSession, JsonlReader
 from huiyi.sources.jsonl import as_str, clean_text, jsonl_files, parse_time, remember
 

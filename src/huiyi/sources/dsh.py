@@ -47,7 +47,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
-from huiyi.model import Event, Kind, SessionUpdate, Surface
+from huiyi.model import Event, Kind, Surface
 from huiyi.sources.base import (
     BAD_RECORD,
     LINE_TOO_LONG,
@@ -57,6 +57,7 @@ from huiyi.sources.base import (
     Cursor,
     ReadResult,
     SessionChunk,
+    SessionUpdate,
     take_record,
     valid_seq,
     valid_time,
@@ -504,7 +505,7 @@ class _Fold:
 
     def _shadow(self, seq: int) -> None:
         if seq in self.events:
-            self.events[seq].surface = Surface.SHADOWED
+            self.events[seq] = self.events[seq]._replace(surface=Surface.SHADOWED)
         elif seq in self.mute:
             self.mute.discard(seq)
         elif seq >= self.seed:

@@ -37,11 +37,12 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
-from huiyi.model import Event, Kind, SessionUpdate, Surface
+from huiyi.model import Event, Kind, Surface
 from huiyi.sources.base import (
     Cursor,
     ReadResult,
     SessionChunk,
+    SessionUpdate,
     is_own_output,
     is_own_tool,
     take_record,

@@ -22,8 +22,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from huiyi.model import Kind, SessionUpdate, Surface
-from huiyi.sources.base import BAD_RECORD, MAX_SEQ, UNKNOWN_TYPE, SessionChunk, valid_seq
+from huiyi.model import Kind, Surface
+from huiyi.sources.base import (
+    BAD_RECORD,
+    MAX_SEQ,
+    UNKNOWN_TYPE,
+    SessionChunk,
+    SessionUpdate,
+    valid_seq,
+)
 from huiyi.sources.fold import JsonlReader, News
 from huiyi.sources.jsonl import as_str, clean_text, jsonl_files, parse_time
 

@@ -31,10 +31,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from huiyi.model import TEXT_KINDS, Event, Kind, SessionUpdate, Surface, sql_kinds
+from huiyi.model import TEXT_KINDS, Event, Kind, Surface, sql_kinds
 from huiyi.safety.privacy import has_marker, is_private_title
 from huiyi.safety.redact import redact
-from huiyi.sources.base import Cursor, Reader, ReadResult, SessionChunk
+from huiyi.sources.base import Cursor, Reader, ReadResult, SessionChunk, SessionUpdate
 from huiyi.store import db, textpack, vectors
 from huiyi.store.codes import kind_code, role_code, surface_code
 from huiyi.store.reading import (

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from huiyi.model import Event, Kind, Session, Surface, sql_kinds
 from huiyi.safety.redact import redact
@@ -43,8 +42,7 @@ def display_title(title: str | None, first_user: str | None) -> str:
     return ""
 
 
-@dataclass(frozen=True, slots=True)
-class SessionRow:
+class SessionRow(NamedTuple):
     """A session as read from the index; `session.title` is its display title
     (`display_title`), the same wherever a session is shown."""
 
