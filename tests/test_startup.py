@@ -62,6 +62,7 @@ NOT_FOR_SEARCH = (
     # about 10 ms to import in Python 3.11, 1 ms per class: the records a search uses are
     # `NamedTuple`s and plain classes (`huiyi.config`)
     "dataclasses",
+    "hashlib",  # OpenSSL, 2.5 ms: the scope tokens' BLAKE2b is the built-in `_blake2`
 )
 #: the modules that define commands; each loads only when its command runs
 COMMAND_MODULES = {entry.where.partition(":")[0] for entry in COMMANDS.values()}

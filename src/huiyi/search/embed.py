@@ -32,8 +32,6 @@ them with absolute thresholds.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import importlib
 import re
 import threading
@@ -336,6 +334,8 @@ class OpenAIEmbedder:
             index = item.get("index", position)
             vector = item.get("embedding")
             if isinstance(vector, str):  # base64 little-endian float32
+                import base64
+
                 vector = np.frombuffer(base64.b64decode(vector), dtype="<f4")
             if not isinstance(index, int) or not 0 <= index < expected or vector is None:
                 raise EmbeddingError(f"embedding endpoint {self.url} returned a malformed item")
@@ -475,6 +475,8 @@ class FakeEmbedder:
         return f"fake-ngram-v1:{self._dim}"
 
     def _vector(self, text: str) -> npt.NDArray[np.float32]:
+        import hashlib
+
         import numpy as np
 
         folded = " ".join(unicodedata.normalize("NFKC", text).lower().split())

@@ -22,8 +22,6 @@ workspace filter runs inside the full-text index instead of after it).
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
 import sqlite3
 from collections.abc import Callable
@@ -292,6 +290,7 @@ def m006_count_new_events_in_code(conn: sqlite3.Connection) -> None:
 
 def _m007_digest(size: int) -> Callable[[bytes | str | None], bytes | None]:
     """BLAKE2b of `size` bytes of a text or blob (None stays None)."""
+    import hashlib  # here, not at the top: every process opens the index through this module
 
     def digest(value: bytes | str | None) -> bytes | None:
         if value is None:
@@ -304,6 +303,9 @@ def _m007_digest(size: int) -> Callable[[bytes | str | None], bytes | None]:
 
 def _m007_key(uid: str) -> str:
     """Frozen copy of the Claude reader's `_seen_key`: 8 base64 characters an id."""
+    import base64
+    import hashlib
+
     return base64.b64encode(hashlib.blake2b(uid.encode(), digest_size=6).digest()).decode("ascii")
 
 
