@@ -3,13 +3,17 @@ given back, and the text index values that deletes recompute staying exactly wha
 
 from __future__ import annotations
 
+import os
+import signal
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from huiyi import Huiyi
 from huiyi.model import Kind
+from huiyi.sources.base import Cursor, ReadResult
 from huiyi.sources.dsh import DshReader
 from huiyi.store import db, textindex
 from huiyi.store.ingest import Ingestor, SourceReport
@@ -127,3 +131,37 @@ def test_a_long_message_is_folded_for_each_index_up_to_its_own_length() -> None:
     body, _, fuzzy = textindex.stored_streams(text, Kind.USER.value, False)
     assert fuzzy == ("fi" * (textindex.FUZZY_CHARS - 1) + "a").lower()
     assert body.count("fi") == textindex.FUZZY_CHARS - 1 and "回滚" in body
+
+
+class _FailingReader(DshReader):
+    """Reads like `DshReader`, but raises on one log (or kills its process, `kill=True`)."""
+
+    def __init__(self, home: Path, bad: str, *, kill: bool = False) -> None:
+        super().__init__(home)
+        self.bad, self.kill = bad, kill
+
+    def read(self, path: Path, cursor: Cursor) -> ReadResult:
+        if self.bad in str(path):
+            if self.kill:
+                os.kill(os.getpid(), signal.SIGKILL)
+            raise ValueError(f"cannot parse {path.name}")
+        return super().read(path, cursor)
+
+
+@pytest.mark.parametrize("workers", [0, 1, 2])
+def test_an_error_while_reading_a_log_stops_the_index_with_that_error(
+    isolated_home: Path, tmp_path: Path, workers: int
+) -> None:
+    write_history(tmp_path / "logs", 6)
+    reader = _FailingReader(tmp_path / "logs", "session-00000003")
+    with Huiyi(tmp_path / "index") as hy, pytest.raises(ValueError, match="cannot parse"):
+        Ingestor(hy.conn).index_reader(reader, SourceReport("dsh"), workers=workers)
+
+
+def test_a_reader_process_that_dies_stops_the_index_instead_of_hanging(
+    isolated_home: Path, tmp_path: Path
+) -> None:
+    write_history(tmp_path / "logs", 6)
+    reader = _FailingReader(tmp_path / "logs", "session-00000003", kill=True)
+    with Huiyi(tmp_path / "index") as hy, pytest.raises(RuntimeError, match="ended early"):
+        Ingestor(hy.conn).index_reader(reader, SourceReport("dsh"), workers=1)

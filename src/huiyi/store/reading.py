@@ -8,11 +8,14 @@ the caller's `__main__`, and forking is only safe while the process runs no othe
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import multiprocessing
 import os
 import threading
+import traceback
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -44,8 +47,6 @@ Outcome = Read | OSError
 #: a first index of at least this many changed files reads and tokenises in worker processes
 PARALLEL_MIN_FILES = 32
 _START_METHODS = multiprocessing.get_all_start_methods()
-#: files handed to the workers at a time (bounds the results waiting to be written)
-WINDOW = 256
 
 
 def read_job(reader: Reader, path: Path, cursor: Cursor) -> Outcome:
@@ -80,7 +81,7 @@ def planned_workers(files: int, workers: int | None) -> int:
 
 
 def read_all(reader: Reader, jobs: list[Job], workers: int) -> Iterator[Outcome]:
-    """Outcomes in job order: in this process (`workers=0`), or in a pool of `workers`."""
+    """Outcomes in job order: in this process (`workers=0`), or from `workers` processes."""
     # Only `fork` starts workers without re-running the caller's `__main__` (spawn and
     # forkserver do, which would break any script that calls `Huiyi().index()` unguarded),
     # and forking is only safe while this process runs no other thread (the MCP server does).
@@ -88,16 +89,105 @@ def read_all(reader: Reader, jobs: list[Job], workers: int) -> Iterator[Outcome]
         for job in jobs:
             yield read_job(reader, job.path, job.cursor)
         return
-    context = multiprocessing.get_context("fork")
-    with context.Pool(workers) as pool:
-        # `imap` buffers every finished result until it is consumed: when the workers read
-        # faster than this process writes, a big first index would pile up in memory. Windows
-        # of files bound what waits (about WINDOW files' events).
-        for start in range(0, len(jobs), WINDOW):
-            window = jobs[start : start + WINDOW]
-            yield from pool.imap(
-                _read_star, ((reader, job.path, job.cursor) for job in window), chunksize=4
-            )
+    yield from _Workers(reader, jobs, min(workers, len(jobs)))
+
+
+class _Failed:
+    """What a worker sends instead of an outcome when reading a file raised: the exception
+    (None when it cannot be pickled) and its traceback as text."""
+
+    def __init__(self, exc: BaseException | None, text: str) -> None:
+        self.exc = exc
+        self.text = text
+
+    def error(self, path: Path) -> BaseException:
+        """The exception to raise in the writer (the worker's own, when it could be sent)."""
+        where = f"reading {path} in a reader process:\n{self.text}"
+        if self.exc is None:
+            return RuntimeError(where)
+        self.exc.add_note(where)
+        return self.exc
+
+
+class _Workers:
+    """Forked reader processes, each reading every `n`-th job, and the outcomes in job order.
+
+    A `multiprocessing.Pool` sent its results to a thread of this process, which unpickled
+    them while holding the GIL the writer needs, and a reader whose result did not fit the
+    pipe waited for that thread: reader and writer took turns more than they ran side by side
+    (the writer waited a third of a first index). Here each worker sends its outcomes down a
+    pipe of its own, enlarged to `PIPE_BYTES`, from its only thread: it runs ahead of the
+    writer until that much waits in the pipe (which bounds what waits), and this process
+    unpickles an outcome only when it writes it. The jobs reach the workers by `fork`.
+    """
+
+    def __init__(self, reader: Reader, jobs: list[Job], n: int) -> None:
+        context = multiprocessing.get_context("fork")
+        self.jobs = jobs
+        self.pipes: list[Any] = []
+        self.procs: list[Any] = []
+        for i in range(n):
+            receive, send = context.Pipe(duplex=False)
+            _enlarge(send)
+            proc = context.Process(target=_work, args=(reader, jobs[i::n], send), daemon=True)
+            proc.start()
+            send.close()
+            self.pipes.append(receive)
+            self.procs.append(proc)
+
+    def __iter__(self) -> Iterator[Outcome]:
+        n = len(self.procs)
+        try:
+            for index in range(len(self.jobs)):
+                got = self._next(index % n)
+                if isinstance(got, _Failed):
+                    raise got.error(self.jobs[index].path)
+                yield got
+        finally:
+            for proc in self.procs:
+                if proc.is_alive():
+                    proc.terminate()
+                proc.join()
+            for pipe in self.pipes:
+                pipe.close()
+
+    def _next(self, worker: int) -> Outcome | _Failed:
+        pipe = self.pipes[worker]
+        try:
+            got: Outcome | _Failed = pipe.recv()
+        except EOFError:  # the worker ended without sending it (killed)
+            self.procs[worker].join()
+            code = self.procs[worker].exitcode
+            raise RuntimeError(f"a reader process ended early (exit code {code})") from None
+        return got
+
+
+#: bytes a worker's pipe holds (Linux lets a process enlarge its pipes up to 1 MB): how far,
+#: in pickled outcomes, a worker reads ahead of the writer
+PIPE_BYTES = 1 << 20
+
+
+def _enlarge(conn: Any) -> None:
+    """Give a pipe `PIPE_BYTES` of room where the system allows it (Linux), else leave it."""
+    set_size = getattr(fcntl, "F_SETPIPE_SZ", None)
+    if set_size is None:
+        return
+    with contextlib.suppress(OSError):
+        fcntl.fcntl(conn.fileno(), set_size, PIPE_BYTES)
+
+
+def _work(reader: Reader, jobs: list[Job], out: Any) -> None:
+    for job in jobs:
+        try:
+            out.send(read_job(reader, job.path, job.cursor))
+        except Exception as exc:  # sent to the writer, which raises it
+            text = "".join(traceback.format_exception(exc))
+            try:
+                out.send(_Failed(exc, text))
+            except Exception:  # the exception itself could not be pickled
+                out.send(_Failed(None, text))
+            break
+    out.close()
 
 
 def read_head(path: Path, upto: int) -> bytes:
