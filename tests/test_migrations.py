@@ -249,7 +249,7 @@ def test_an_index_that_kept_whole_ids_finds_the_same_and_reads_each_record_once_
 
     with monkeypatch.context() as before:  # the code before m007
         before.setattr(migrations, "MIGRATIONS", before_(migrations.m007_digests_for_ids))
-        before.setattr(ingest, "uid_key", lambda source, uid: f"{source}:{uid}")
+        before.setattr(reading, "uid_key", lambda source, uid: f"{source}:{uid}")
         before.setattr(reading, "read_head", old_head)
         before.setattr(ingest, "same_head", lambda p, upto, head: old_head(p, len(head)) == head)
         with Huiyi() as hy:
@@ -327,7 +327,7 @@ def test_ids_written_after_m007_by_a_process_started_before_it_are_taken_as_thei
 
     cc.write_transcript(claude, cwd, [cc.user("the port is taken by the proxy")], append=True)
     with monkeypatch.context() as old:  # the old code of a process that kept running
-        old.setattr(ingest, "uid_key", lambda source, uid: f"{source}:{uid}")
+        old.setattr(reading, "uid_key", lambda source, uid: f"{source}:{uid}")
         old.setattr(ingest.Ingestor, "_key_text_uids", lambda self: None)
         old.setattr(reading, "read_head", old_head)
         old.setattr(ingest, "same_head", lambda p, upto, head: True)
@@ -379,7 +379,7 @@ def test_an_index_from_before_m008_keeps_finding_the_same_with_smaller_text_inde
     path = cc.write_transcript(claude, cwd, first)
     with monkeypatch.context() as before:  # the code before m008
         before.setattr(migrations, "MIGRATIONS", before_(migrations.m008_compact_text_indexes))
-        before.setattr(ingest, "pack_state", lambda state: json.dumps(state))
+        before.setattr(reading, "pack_state", lambda state: json.dumps(state))
         with Huiyi() as hy:
             assert hy.index(readers=[reader]).events == 4
             found = {

@@ -20,7 +20,6 @@ its subagents are indexed does not matter.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import sqlite3
@@ -31,30 +30,31 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from huiyi.model import TEXT_KINDS, Event, Kind, Surface, sql_kinds
-from huiyi.safety.privacy import has_marker, is_private_title
-from huiyi.safety.redact import redact
-from huiyi.sources.base import Cursor, Reader, ReadResult, SessionChunk, SessionUpdate
+from huiyi.model import TEXT_KINDS, Surface, sql_kinds
+from huiyi.safety.privacy import is_private_title
+from huiyi.sources.base import Cursor, Reader, SessionUpdate
 from huiyi.store import db, textpack, vectors
-from huiyi.store.codes import kind_code, role_code, surface_code
+from huiyi.store.codes import surface_code
 from huiyi.store.reading import (
     PARALLEL_MIN_FILES,
     Job,
     Outcome,
-    pack_state,
+    Prepared,
+    Read,
+    Row,
     planned_workers,
     read_all,
     read_job,
     same_head,
     unpack_state,
 )
+from huiyi.store.reading import text_uid_key as text_uid_key  # re-exported (repair keys uids)
+from huiyi.store.reading import uid_key as uid_key  # re-exported
 from huiyi.store.textindex import (
     INDEXABLE_KINDS,
     Indexed,
     Streams,
     add_rows,
-    index_texts,
-    is_indexed,
     remove_rows,
     stored_streams,
 )
@@ -237,15 +237,15 @@ class Ingestor:
             else:
                 self._file_error(key, source, report, outcome)
             return
-        result, head, streams = outcome
+        result = outcome
         report.files_read += 1
         try:
             file_id = job.file_id
             if job.reset and file_id is not None:
                 self._drop_file_events(file_id)
-            file_id = self._save_file(key, source, job.st, result, head, file_id, job.reset)
-            for chunk, chunk_streams in zip(result.chunks, streams, strict=True):
-                written = self._apply_chunk(chunk, file_id, chunk_streams)
+            file_id = self._save_file(key, source, job.st, result, file_id, job.reset)
+            for chunk in result.chunks:
+                written = self._apply_chunk(chunk, file_id)
                 if written >= 0:
                     report.sessions.add(chunk.session.id)
                     report.events += written
@@ -265,8 +265,7 @@ class Ingestor:
         key: str,
         source: str,
         st: os.stat_result,
-        result: ReadResult,
-        head: bytes,
+        result: Read,
         file_id: int | None,
         reset: bool,
     ) -> int:
@@ -275,8 +274,8 @@ class Ingestor:
             st.st_size,
             st.st_mtime_ns,
             result.offset,
-            head,
-            pack_state(result.state),
+            result.head,
+            result.state,
             result.refused,
             int(time.time() * 1000),
         )
@@ -357,9 +356,7 @@ class Ingestor:
             )
         return cur.rowcount
 
-    def _apply_chunk(
-        self, chunk: SessionChunk, file_id: int, streams: list[Streams | None] | None = None
-    ) -> int:
+    def _apply_chunk(self, chunk: Prepared, file_id: int) -> int:
         """Write one session's news; returns events written, or -1 if the session is forgotten."""
         update = chunk.session
         if update.id in self._forgotten_sessions:
@@ -367,11 +364,11 @@ class Ingestor:
         sid, workspace, was_private = self._upsert_session(update, file_id)
         if workspace in self._forgotten_workspaces:
             return -1
-        written = self._upsert_events(sid, workspace, update.source, chunk.events, streams)
+        written = self._upsert_events(sid, workspace, chunk.rows)
         for seq, surface in chunk.surface.items():
             self.conn.execute(
                 "UPDATE events SET surface_code = ? WHERE sid = ? AND seq = ?",
-                (surface_code(surface), sid, seq),
+                (surface, sid, seq),
             )
         if chunk.shadow_before is not None:
             self.conn.execute(
@@ -383,13 +380,10 @@ class Ingestor:
                     surface_code(Surface.CURRENT),
                 ),
             )
-        first_user = self._refresh_counts(sid, chunk.events)
-        marked = (
-            has_marker(first_user)
-            or any(e.kind is Kind.TITLE and has_marker(e.text) for e in chunk.events)
-            or any(has_marker(title) for title in update.titles_seen)
+        first_user_marked = self._refresh_counts(sid, chunk.first_user)
+        self._settle_privacy(
+            sid, was_private=was_private, marked=first_user_marked or chunk.marked_title
         )
-        self._settle_privacy(sid, was_private=was_private, marked=marked)
         return written
 
     def _settle_privacy(self, sid: int, *, was_private: bool, marked: bool) -> None:
@@ -483,25 +477,10 @@ class Ingestor:
             ),
         )
 
-    def _upsert_events(
-        self,
-        sid: int,
-        workspace: str,
-        source: str,
-        events: list[Event],
-        streams: list[Streams | None] | None = None,
-    ) -> int:
-        if not events:
+    def _upsert_events(self, sid: int, workspace: str, rows: list[Row]) -> int:
+        if not rows:
             return 0
-        by_seq: dict[int, tuple[Event, Streams | None, bytes | None]] = {}
-        seen_uids: dict[bytes, int] = {}
-        for n, event in enumerate(events):
-            # a later emission of the same seq wins; a uid keeps its first seq
-            key = uid_key(source, event.uid) if event.uid else None
-            if key is not None and seen_uids.setdefault(key, event.seq) != event.seq:
-                continue
-            by_seq[event.seq] = (event, streams[n] if streams is not None else None, key)
-        seqs = list(by_seq)
+        seqs = [row[0] for row in rows]
         existing: dict[int, tuple[int, int, str, str, int]] = {}
         for start in range(0, len(seqs), 500):
             part = seqs[start : start + 500]
@@ -513,7 +492,7 @@ class Ingestor:
             ):
                 existing[seq] = (rowid, indexed, text, kind, injected)
         taken = self._uids_taken_elsewhere(
-            sid, {key: event.seq for event, _, key in by_seq.values() if key is not None}
+            sid, {row[1]: row[0] for row in rows if row[1] is not None}
         )
         pack, packing = self._codec.pack, self._codec.packing
         fresh: list[tuple[Any, ...]] = []  # new rows: a plain INSERT
@@ -521,7 +500,19 @@ class Ingestor:
         texts: list[tuple[int, Streams]] = []
         stale: list[Indexed] = []
         written: list[tuple[str, bool, bool]] = []  # kind, injected, indexed of each row
-        for seq, (event, precomputed, uid) in by_seq.items():
+        for (
+            seq,
+            uid,
+            when,
+            kind_code,
+            role_code,
+            text,
+            surface,
+            injected,
+            tool,
+            kind,
+            streams,
+        ) in rows:
             if uid is not None and uid in taken:
                 continue
             old = existing.get(seq)
@@ -533,41 +524,40 @@ class Ingestor:
                 rowid = self._next_id
                 self._next_id += 1
             # the readers tokenised exactly the events that are indexed (None for the others)
-            indexed = precomputed is not None if streams is not None else is_indexed(event)
-            written.append((event.kind.value, event.injected, indexed))
-            text = pack(event.text)
-            if not packing and textpack.worth_packing(event.text):
+            indexed = streams is not None
+            written.append((kind, bool(injected), indexed))
+            if not packing and textpack.worth_packing(text):
                 self._unpacked += 1
             (fresh if old is None else replaced).append(
                 (
                     rowid,
                     sid,
                     seq,
-                    event.time,
-                    kind_code(event.kind),
-                    role_code(event.role),
-                    text,
-                    surface_code(event.surface),
-                    int(event.injected),
-                    event.tool_name,
+                    when,
+                    kind_code,
+                    role_code,
+                    pack(text),
+                    surface,
+                    injected,
+                    tool,
                     uid,
                     int(indexed),
                 )
             )
-            if indexed:
-                texts.append((rowid, precomputed or index_texts(event)))
+            if streams is not None:
+                texts.append((rowid, streams))
         if stale:
             remove_rows(self.conn, workspace, stale)
         # `OR REPLACE` only where a row is replaced: such a statement runs in a statement
         # savepoint, where FTS5 writes its pending rows out as a new segment (migration m006
         # says more); on every file it made a first index's writer 1.5 times slower
-        for verb, rows in (("INSERT", fresh), ("INSERT OR REPLACE", replaced)):
-            if rows:
+        for verb, values in (("INSERT", fresh), ("INSERT OR REPLACE", replaced)):
+            if values:
                 self.conn.executemany(
                     f"{verb} INTO events (id, sid, seq, time, kind_code, role_code, text, "
                     "surface_code, injected, tool_name, uid, indexed) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    rows,
+                    values,
                 )
         add_rows(self.conn, workspace, texts)
         vectors.count_new_events(self.conn, sid, written)
@@ -589,13 +579,10 @@ class Ingestor:
                     taken.add(uid)
         return taken
 
-    def _refresh_counts(self, sid: int, events: list[Event]) -> str | None:
-        """Update the session's counts and times; returns the whole text of its first user
-        message when this read brought it (None otherwise)."""
-        first_user = next(
-            (e.text for e in events if e.kind is Kind.USER and not e.injected and e.text.strip()),
-            None,
-        )
+    def _refresh_counts(self, sid: int, first_user: tuple[str, bool] | None) -> bool:
+        """Update the session's counts and times, and its first user message when this read
+        brought it (`Prepared.first_user`); returns whether that message, new to the session,
+        carries a private marker."""
         if first_user is not None:
             (known,) = self.conn.execute(
                 "SELECT first_user IS NOT NULL FROM sessions WHERE sid = ?", (sid,)
@@ -612,27 +599,9 @@ class Ingestor:
             "updated = max(coalesce(updated, 0), coalesce((SELECT max(time) FROM events "
             "WHERE sid = :sid), 0)) "
             "WHERE sid = :sid",
-            {"sid": sid, "first": redact(first_user).text[:200] if first_user else None},
+            {"sid": sid, "first": first_user[0] if first_user else None},
         )
-        return first_user
-
-
-def uid_key(source: str, uid: str) -> bytes:
-    """What `events.uid` holds for a harness's record id: 8 bytes of BLAKE2b of `source:uid`.
-
-    Every Claude event carries a uid (a record uuid, `msg_...`, `toolu_...`), and kept as text
-    (`claude:` and 36 characters) they and their unique index were a sixth of an index
-    (9.5 of 57 MB at 104k messages). Two different uids share a key with a chance of 2**-64
-    per pair (about 3e-8 among a million events); such an event would be taken for a copy
-    and dropped. Migration m007 turned the text uids of earlier indexes into these keys.
-    """
-    return text_uid_key(f"{source}:{uid}")
-
-
-def text_uid_key(text_uid: str) -> bytes:
-    """The key of a uid kept whole before m007 (`source:uid`): a repair salvaging the events of
-    an older damaged index keys them as ingestion does now."""
-    return hashlib.blake2b(text_uid.encode(), digest_size=8).digest()
+        return first_user is not None and first_user[1]
 
 
 def is_private_session(conn: sqlite3.Connection, session_id: str) -> bool:

@@ -1,9 +1,12 @@
 """Reading changed log files, in this process or in worker processes for a big first index.
 
 The writer is SQLite's single connection; everything before it (decompressing, parsing,
-tokenising) can run elsewhere. `read_all` yields each file's `Outcome` in order, from a pool of
-forked workers when many files changed, else inline. Fork only: spawn and forkserver re-run
-the caller's `__main__`, and forking is only safe while the process runs no other thread.
+tokenising, and whatever else of the writer's work does not depend on the index: uid keys,
+codes, the deduplication of a read's events, the redacted first user message, private markers,
+the packed cursor state) can run elsewhere. `read_all` yields each file's `Outcome` in order,
+from forked worker processes when many files changed, else inline. Fork only: spawn and
+forkserver re-run the caller's `__main__`, and forking is only safe while the process runs no
+other thread.
 """
 
 from __future__ import annotations
@@ -17,12 +20,17 @@ import os
 import threading
 import traceback
 import zlib
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from huiyi.sources.base import Cursor, Reader, ReadResult
+from huiyi.model import Event, Kind
+from huiyi.safety.privacy import has_marker
+from huiyi.safety.redact import redact
+from huiyi.sources.base import Cursor, Reader, SessionChunk, SessionUpdate
+from huiyi.store.codes import kind_code, role_code, surface_code
 from huiyi.store.textindex import Streams, index_texts, is_indexed
 
 #: how many of a file's first bytes are checked (by digest) to notice that it was replaced
@@ -40,30 +48,142 @@ class Job:
     cursor: Cursor
 
 
-#: what reading one file gives: the result, its head bytes and per-chunk FTS streams
-Read = tuple[ReadResult, bytes, list[list[Streams | None]]]
+#: One event as the writer needs it (`prepare`): seq, uid key (`uid_key`), time, kind code,
+#: role code, text, surface code, injected (0 or 1), tool name, kind, and its text index
+#: streams (None when it is not indexed). A plain tuple: it crosses from a reader process to
+#: the writer cheaply (an `Event` cost a Python call to pickle and another to unpickle, a
+#: tenth of a first index's CPU), and the writer only adds the row id and packs the text.
+Row = tuple[
+    int,
+    bytes | None,
+    int,
+    int | str,
+    int | str,
+    str,
+    int | str,
+    int,
+    str | None,
+    str,
+    Streams | None,
+]
+
+
+class Prepared(NamedTuple):
+    """One session's news from one read, made ready to write (`prepare`)."""
+
+    session: SessionUpdate
+    #: its events, one per seq (a later emission of a seq wins, a uid keeps its first seq)
+    rows: list[Row]
+    #: surface codes for events of earlier reads (`SessionChunk.surface`)
+    surface: dict[int, int | str]
+    shadow_before: int | None
+    #: the first user message this read brought: what `sessions.first_user` keeps of it
+    #: (redacted, cut to `FIRST_USER_CHARS`) and whether it carries a private marker
+    first_user: tuple[str, bool] | None
+    #: whether a TITLE event or a title this read saw carries a private marker
+    marked_title: bool
+
+
+class Read(NamedTuple):
+    """What reading one file gives the writer: the `ReadResult`, its chunks prepared."""
+
+    offset: int
+    #: the cursor state as `files.state` keeps it (`pack_state`)
+    state: str | bytes
+    skipped: Counter[str]
+    refused: str | None
+    #: `files.head` (`read_head`)
+    head: bytes
+    chunks: list[Prepared]
+
+
 Outcome = Read | OSError
 
 #: a first index of at least this many changed files reads and tokenises in worker processes
 PARALLEL_MIN_FILES = 32
 _START_METHODS = multiprocessing.get_all_start_methods()
+#: how much of a session's first user message `sessions.first_user` keeps
+FIRST_USER_CHARS = 200
 
 
 def read_job(reader: Reader, path: Path, cursor: Cursor) -> Outcome:
-    """Read and tokenise one file; runs in a worker process for big batches."""
+    """Read, tokenise and prepare one file; runs in a worker process for big batches."""
     try:
         result = reader.read(path, cursor)
         head = read_head(path, result.offset)
     except OSError as exc:
         return exc
-    streams = [
-        [index_texts(e) if is_indexed(e) else None for e in chunk.events] for chunk in result.chunks
+    return Read(
+        result.offset,
+        pack_state(result.state),
+        result.skipped,
+        result.refused,
+        head,
+        [prepare(chunk) for chunk in result.chunks],
+    )
+
+
+def prepare(chunk: SessionChunk) -> Prepared:
+    """Everything the writer needs from one chunk that does not depend on the index: its
+    events deduplicated, coded and tokenised; what its first user message and titles teach."""
+    update = chunk.session
+    by_seq: dict[int, tuple[Event, bytes | None]] = {}
+    seen_uids: dict[bytes, int] = {}
+    for event in chunk.events:
+        # a later emission of the same seq wins; a uid keeps its first seq
+        key = uid_key(update.source, event.uid) if event.uid else None
+        if key is not None and seen_uids.setdefault(key, event.seq) != event.seq:
+            continue
+        by_seq[event.seq] = (event, key)
+    rows: list[Row] = [
+        (
+            event.seq,
+            key,
+            event.time,
+            kind_code(event.kind),
+            role_code(event.role),
+            event.text,
+            surface_code(event.surface),
+            int(event.injected),
+            event.tool_name,
+            event.kind.value,
+            index_texts(event) if is_indexed(event) else None,
+        )
+        for event, key in by_seq.values()
     ]
-    return result, head, streams
+    first_user = next(
+        (e.text for e in chunk.events if e.kind is Kind.USER and not e.injected and e.text.strip()),
+        None,
+    )
+    return Prepared(
+        update,
+        rows,
+        {seq: surface_code(surface) for seq, surface in chunk.surface.items()},
+        chunk.shadow_before,
+        None
+        if first_user is None
+        else (redact(first_user).text[:FIRST_USER_CHARS], has_marker(first_user)),
+        any(e.kind is Kind.TITLE and has_marker(e.text) for e in chunk.events)
+        or any(has_marker(title) for title in update.titles_seen),
+    )
 
 
-def _read_star(args: tuple[Reader, Path, Cursor]) -> Outcome:
-    return read_job(*args)
+def uid_key(source: str, uid: str) -> bytes:
+    """What `events.uid` holds for a harness's record id: 8 bytes of BLAKE2b of `source:uid`.
+
+    Every Claude event carries a uid (a record uuid, `msg_...`, `toolu_...`), and kept as text
+    (`claude:` and 36 characters) they and their unique index were a sixth of an index
+    (9.5 of 57 MB at 104k messages). Two different uids share a key with a chance of 2**-64
+    per pair (about 3e-8 among a million events); such an event would be taken for a copy
+    and dropped. Migration m007 turned the text uids of earlier indexes into these keys.
+    """
+    return text_uid_key(f"{source}:{uid}")
+
+
+def text_uid_key(text_uid: str) -> bytes:
+    """The key of a uid kept whole before m007 (`source:uid`): a repair salvaging the events of
+    an older damaged index keys them as ingestion does now."""
+    return hashlib.blake2b(text_uid.encode(), digest_size=8).digest()
 
 
 def planned_workers(files: int, workers: int | None) -> int:
