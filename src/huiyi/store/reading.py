@@ -12,7 +12,6 @@ other thread.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import multiprocessing
@@ -293,6 +292,8 @@ PIPE_BYTES = 1 << 20
 
 def _enlarge(conn: Any) -> None:
     """Give a pipe `PIPE_BYTES` of room where the system allows it (Linux), else leave it."""
+    import fcntl  # POSIX only, as `fork` is: workers never start elsewhere
+
     set_size = getattr(fcntl, "F_SETPIPE_SZ", None)
     if set_size is None:
         return
