@@ -28,7 +28,7 @@ is counted `unknown-type`.
 
 from __future__ import annotations
 
-import base64
+import binascii
 import hashlib
 import json
 import os
@@ -407,7 +407,7 @@ def _read_reply(message: dict[str, Any], uuid: str | None) -> _Reply | None:
 def _seen_key(uid: str) -> str:
     """A record uuid or tool id as the cursor state remembers it (`SEEN_CHARS` characters)."""
     digest = hashlib.blake2b(uid.encode(), digest_size=SEEN_CHARS * 3 // 4).digest()
-    return base64.b64encode(digest).decode("ascii")
+    return binascii.b2a_base64(digest, newline=False).decode("ascii")
 
 
 def _seen_keys(joined: str) -> list[str]:

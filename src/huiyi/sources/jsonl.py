@@ -167,8 +167,11 @@ def parse_time(value: object) -> int | None:
 def clean_text(value: str) -> str:
     """`value` with lone UTF-16 surrogates (from JS string slicing) replaced by U+FFFD.
 
-    They are legal in JSON escapes but cannot be stored or printed as UTF-8.
+    They are legal in JSON escapes but cannot be stored or printed as UTF-8. ASCII text holds
+    none, and saying so costs no copy (most fields of a log are ASCII).
     """
+    if value.isascii():
+        return value
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
