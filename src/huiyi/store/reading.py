@@ -16,6 +16,7 @@ import hashlib
 import json
 import multiprocessing
 import os
+import signal
 import threading
 import traceback
 import zlib
@@ -302,6 +303,8 @@ def _enlarge(conn: Any) -> None:
 
 
 def _work(reader: Reader, jobs: list[Job], out: Any) -> None:
+    # Ctrl-C is the writer's to handle (it ends the readers): none prints a traceback of its own
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     for job in jobs:
         try:
             out.send(read_job(reader, job.path, job.cursor))
