@@ -80,11 +80,6 @@ def session_by_id(conn: sqlite3.Connection, session_id: str) -> SessionRow | Non
     return _session(row) if row else None
 
 
-def session_by_sid(conn: sqlite3.Connection, sid: int) -> SessionRow | None:
-    row = conn.execute(f"SELECT {SESSION_COLUMNS} FROM sessions WHERE sid = ?", (sid,)).fetchone()
-    return _session(row) if row else None
-
-
 def sessions_by_sid(conn: sqlite3.Connection, sids: Sequence[int]) -> dict[int, SessionRow]:
     """sid -> session for many sessions at once (a search looks up hundreds per call)."""
     out: dict[int, SessionRow] = {}
