@@ -121,7 +121,7 @@ def test_folding_once_writes_the_values_a_delete_recomputes(
     """`stored_streams` folds the text once for both indexes; contentless FTS5 rows can only be
     deleted with the very values they were written with, so it must equal the two steps."""
     assert textindex.stored_streams(text, kind, injected) == (
-        *textindex.fts_streams(text),
+        *textindex.fts_streams(text, kind),
         textindex.fuzzy_text(kind, injected, text),
     )
 

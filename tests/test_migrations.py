@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from huiyi import Huiyi, StoreError
 from huiyi.cli import main
 from huiyi.sources.claude import ClaudeReader
-from huiyi.store import codes, db, ingest, migrations, reading, vectors
+from huiyi.store import codes, db, ingest, migrations, reading, textindex, vectors
 from tests.builders import claude as cc
 from tests.builders import codex as cx
 from tests.builders import damage
@@ -514,3 +514,50 @@ def test_every_word_reads_back_through_the_coded_columns(indexed: Path) -> None:
                     )
                 read = hy.conn.execute(f"SELECT {column} FROM events WHERE id = ?", (rowid,))
                 assert read.fetchone()[0] == word
+
+
+def test_an_index_from_before_m011_drops_the_compounds_of_tool_output_and_forgets_cleanly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """m011: tool results keep no whole compounds. An index written when they did has its text
+    indexes filled again on open, so a tool result is still found by its identifiers and,
+    once forgotten, leaves nothing behind (a contentless row deleted with other values than
+    it was written with would stay in the index)."""
+    claude = tmp_path / "claude"
+    reader = ClaudeReader([claude])
+    path = cc.write_transcript(
+        claude,
+        "/home/ana/api",
+        [
+            cc.user("the serializer in orders/serializers.py drops the currency"),
+            cc.assistant("let me grep", cc.tool_use("toolu_1", "Grep", {}), message_id="m1"),
+            cc.tool_result(
+                "toolu_1", "billing/invoice_totals.py:12: currency = order.currencyCode"
+            ),
+        ],
+    )
+    tool_compounds = {"billing_invoice_totals_py_12", "order_currency_code"}
+
+    def compounds(conn: sqlite3.Connection) -> set[str]:
+        conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.words USING fts5vocab(main, event_fts, col)"
+        )
+        return {t for (t,) in conn.execute("SELECT term FROM temp.words WHERE col = 'whole'")}
+
+    with monkeypatch.context() as before:  # the code before m011
+        before.setattr(
+            migrations, "MIGRATIONS", before_(migrations.m011_no_compounds_of_tool_output)
+        )
+        before.setattr(textindex, "NO_COMPOUNDS_KINDS", frozenset())
+        with Huiyi() as hy:
+            hy.index(readers=[reader])
+            assert compounds(hy.conn) == {"orders_serializers_py", *tool_compounds}
+            db_path = hy.settings.db_path
+    with Huiyi() as hy:  # opening it upgrades it and fills the text indexes again
+        assert compounds(hy.conn) == {"orders_serializers_py"}
+        assert hits(hy, "invoice_totals.py", "lexical") == [(path.stem, 3)]
+        assert hits(hy, "currencyCode", "lexical") == [(path.stem, 3)]
+        hy.forget(session_id=path.stem)
+        (left,) = hy.conn.execute("SELECT count(*) FROM temp.words WHERE doc > 0").fetchone()
+        assert left == 0
+    assert "m011_no_compounds_of_tool_output" in recorded(db_path)

@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from huiyi import Huiyi
+from huiyi.store import textindex
 from huiyi.text.snippet import SNIPPET_UNITS, snippet, utf16_len
 from tests.builders.lines import LineReader, write
 
@@ -130,6 +131,41 @@ def test_a_passage_holding_all_the_words_outranks_one_rare_word_repeated(tmp_pat
         hy.index(readers=[LineReader(logs)])
         hits = hy.search("zymurgy deploy config port", workspace="/w/a", layers=("lexical",))
     assert hits.hits[0].seq == 1
+
+
+def test_identifiers_in_tool_output_are_found_by_their_parts(tmp_path: Path) -> None:
+    """Tool results keep no whole compounds (`textindex.NO_COMPOUNDS_KINDS`): every spelling
+    of an identifier still finds them, and a message naming it exactly ranks above a shorter
+    tool output that lists it."""
+    logs = tmp_path / "tools"
+    logs.mkdir()
+    listing = "src/app/main.py\nsrc/app/snake_case_name.py\nFoo.bar getUserName"
+    write(
+        logs / "a.log",
+        {"s": "s1", "q": 0, "t": listing, "k": "tool_result"},
+        {"s": "s1", "q": 1, "t": "unrelated chatter about lunch and coffee"},
+        {"s": "s2", "q": 0, "t": "src/app/main.py", "k": "tool_result"},
+        {"s": "s2", "q": 1, "t": "I think the crash comes from the handler in src/app/main.py"},
+    )
+    assert textindex.stored_streams(listing, "tool_result", False)[1] == ""
+    assert textindex.stored_streams(listing, "user", False)[1] != ""
+    with Huiyi() as hy:
+        hy.index(readers=[LineReader(logs)])
+
+        def found(query: str) -> list[tuple[str, int]]:
+            hits = hy.search(query, workspace="/w/a", layers=("lexical",)).hits
+            return [(hit.session_id, hit.seq) for hit in hits]
+
+        for query in (
+            "snake_case_name",
+            "case_name",
+            "Foo.bar",
+            "get_user_name",
+            "snake_case_name.py",
+        ):
+            assert found(query)[0] == ("s1", 0), query
+        assert ("s1", 0) in found("app/main.py")
+        assert found("src/app/main.py")[:2] == [("s2", 1), ("s2", 0)]
 
 
 #: what folding must get right: full-width forms, compatibility characters, combining marks

@@ -22,15 +22,20 @@ from huiyi.workspace import fuzzy_scope_token, scope_token
 #: How much of one event's text goes into the full-text index (the whole text is stored).
 FTS_CHARS = 32_000
 INDEXABLE_KINDS = frozenset(k.value for k in TEXT_KINDS)
+#: Kinds whose compounds get no `whole` form: tool output (file listings, logs, grep hits) is
+#: full of paths and identifiers, and their whole forms were 300k of the 450k `whole` tokens
+#: and 1.3 of 35 MB at 106k Claude Code messages. They are still found by their parts as an
+#: adjacent phrase; only the double weight of an exact identifier is kept for what was said.
+NO_COMPOUNDS_KINDS = frozenset({Kind.TOOL_RESULT.value})
 
 
 #: what an event puts in the text indexes: `body`, `whole`, and its fuzzy text (or None)
 Streams = tuple[str, str, str | None]
 
 
-def fts_streams(text: str) -> tuple[str, str]:
-    """The `body` and `whole` FTS5 values for one event's text."""
-    return index_streams(text[:FTS_CHARS])
+def fts_streams(text: str, kind: str) -> tuple[str, str]:
+    """The `body` and `whole` FTS5 values for the text of one event of this kind."""
+    return index_streams(text[:FTS_CHARS], compounds=kind not in NO_COMPOUNDS_KINDS)
 
 
 def index_texts(event: Event) -> Streams:
@@ -89,10 +94,11 @@ def stored_streams(text: str, kind: str, injected: bool) -> Streams:
     """What a stored event put into the text indexes (the same as `index_texts` gave).
 
     The same values as `fts_streams` and `fuzzy_text`, with the text NFKC-folded once for both
-    (folding was a fifth of the tokenising; `index_streams` is told the text is folded).
+    (folding was a fifth of the tokenising; `index_streams` is told the text is folded), and
+    no `whole` for the kinds in `NO_COMPOUNDS_KINDS`.
     """
     head = unicodedata.normalize("NFKC", text[:FTS_CHARS])
-    body, whole = index_streams(head, folded=True)
+    body, whole = index_streams(head, folded=True, compounds=kind not in NO_COMPOUNDS_KINDS)
     if not in_fuzzy(kind, injected):
         return body, whole, None
     if len(text) <= FUZZY_CHARS:  # then `head` is the folded text itself

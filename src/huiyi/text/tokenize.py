@@ -217,13 +217,14 @@ def _word_text(word: str) -> tuple[str, str]:
     return " " + " ".join(parts) + " ", whole
 
 
-def index_streams(text: str, *, folded: bool = False) -> tuple[str, str]:
+def index_streams(text: str, *, folded: bool = False, compounds: bool = True) -> tuple[str, str]:
     """The `body` (parts and bigrams, in order) and `whole` (compounds) texts for FTS5.
 
     `body` is meant for the `unicode61` tokenizer: it may still hold punctuation and plain
     words, which that tokenizer splits and lower-cases exactly as `terms` would. `folded` says
     the caller NFKC-folded `text` already (folding is idempotent, so the streams are the same;
-    folding again took a twelfth of a reader's time).
+    folding again took a twelfth of a reader's time). Without `compounds`, `whole` is empty:
+    the compounds are still in `body`, as adjacent parts.
     """
     whole: list[str] = []
 
@@ -239,7 +240,7 @@ def index_streams(text: str, *, folded: bool = False) -> tuple[str, str]:
             got = _word_text(word)
             if len(_WORD_CACHE) < _WORD_CACHE_MAX:
                 _WORD_CACHE[word] = got
-        if got[1]:
+        if got[1] and compounds:
             whole.append(got[1])
         return got[0]
 
