@@ -132,6 +132,21 @@ def test_texts_written_after_the_dictionary_are_packed_as_they_are_written(
     assert dictionaries == 1
 
 
+def test_a_first_index_that_trains_midway_leaves_no_half_empty_pages_behind(
+    tmp_path: Path, train_early: None
+) -> None:
+    """The texts written before the dictionary are packed in place once it is trained, which
+    leaves their pages mostly empty; the writer gives that room back (`db.vacuum`)."""
+    write_logs(tmp_path / "logs")
+    with Huiyi(tmp_path / "home") as hy:
+        hy.index(readers=[LineReader(tmp_path / "logs")])
+        assert kept(hy)["blob rows"] >= 850
+        size, unused = hy.conn.execute(
+            "SELECT sum(pgsize), sum(unused) FROM dbstat WHERE name = 'events'"
+        ).fetchone()
+    assert unused < 0.3 * size  # 19% here (the last pages of a small table), 47% without
+
+
 def test_an_index_from_before_packing_is_packed_when_it_is_opened(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -232,14 +232,15 @@ def _rebuild_stale(conn: sqlite3.Connection) -> None:
         for what in stale:
             migrations.rebuilt(conn, what)
     if packed:
-        _vacuum(conn)
+        vacuum(conn)
 
 
-def _vacuum(conn: sqlite3.Connection) -> None:
-    """Give back the room an index made before m010 left when its texts were packed in place
-    (rows shrunk in place leave pages part empty, which only `VACUUM` packs again), in the
-    layout of a new index (incremental vacuum: `store.compact` keeps it small from then on).
-    Its copy goes through a file, not memory; another process's open read only delays it."""
+def vacuum(conn: sqlite3.Connection) -> None:
+    """Give back the room texts packed in place left (rows shrunk in place leave pages part
+    empty, which only `VACUUM` packs again): an index made before m010, once packed, or a new
+    one whose writer trained its dictionary. In the layout of a new index (incremental vacuum:
+    `store.compact` keeps it small from then on). Its copy goes through a file, not memory;
+    another process's open read only delays it."""
     try:
         conn.execute("PRAGMA temp_store = FILE")
         conn.execute("PRAGMA auto_vacuum = INCREMENTAL")

@@ -150,10 +150,14 @@ class Ingestor:
         self.conn.commit()
         try:
             with db.immediate(self.conn):
-                textpack.train(self.conn, self._codec)
+                packed = textpack.train(self.conn, self._codec)
         except BaseException:
             self._codec.reset()  # the dictionary it was given was rolled back
             raise
+        if packed:
+            # the texts packed in place left their pages two-thirds empty (0.4 of 35 MB after
+            # a first index of 106k Claude Code messages); the index is still small
+            db.vacuum(self.conn)
 
     # -- files ---------------------------------------------------------------------------
 
