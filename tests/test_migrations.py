@@ -519,9 +519,9 @@ def test_every_word_reads_back_through_the_coded_columns(indexed: Path) -> None:
 def test_an_index_from_before_m011_drops_the_compounds_of_tool_output_and_forgets_cleanly(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """m011: tool results keep no whole compounds. An index written when they did has its text
-    indexes filled again on open, so a tool result is still found by its identifiers and,
-    once forgotten, leaves nothing behind (a contentless row deleted with other values than
+    """m011: tool calls and results keep no whole compounds. An index written when they did has
+    its text indexes filled again on open, so a tool result is still found by its identifiers
+    and, once forgotten, leaves nothing behind (a contentless row deleted with other values than
     it was written with would stay in the index)."""
     claude = tmp_path / "claude"
     reader = ClaudeReader([claude])
@@ -530,13 +530,17 @@ def test_an_index_from_before_m011_drops_the_compounds_of_tool_output_and_forget
         "/home/ana/api",
         [
             cc.user("the serializer in orders/serializers.py drops the currency"),
-            cc.assistant("let me grep", cc.tool_use("toolu_1", "Grep", {}), message_id="m1"),
+            cc.assistant(
+                "let me grep",
+                cc.tool_use("toolu_1", "Grep", {"path": "billing/", "glob": "*_totals.py"}),
+                message_id="m1",
+            ),
             cc.tool_result(
                 "toolu_1", "billing/invoice_totals.py:12: currency = order.currencyCode"
             ),
         ],
     )
-    tool_compounds = {"billing_invoice_totals_py_12", "order_currency_code"}
+    tool_compounds = {"totals_py", "billing_invoice_totals_py_12", "order_currency_code"}
 
     def compounds(conn: sqlite3.Connection) -> set[str]:
         conn.execute(
@@ -546,7 +550,7 @@ def test_an_index_from_before_m011_drops_the_compounds_of_tool_output_and_forget
 
     with monkeypatch.context() as before:  # the code before m011
         before.setattr(
-            migrations, "MIGRATIONS", before_(migrations.m011_no_compounds_of_tool_output)
+            migrations, "MIGRATIONS", before_(migrations.m011_no_compounds_of_tool_traffic)
         )
         before.setattr(textindex, "NO_COMPOUNDS_KINDS", frozenset())
         with Huiyi() as hy:
@@ -560,4 +564,4 @@ def test_an_index_from_before_m011_drops_the_compounds_of_tool_output_and_forget
         hy.forget(session_id=path.stem)
         (left,) = hy.conn.execute("SELECT count(*) FROM temp.words WHERE doc > 0").fetchone()
         assert left == 0
-    assert "m011_no_compounds_of_tool_output" in recorded(db_path)
+    assert "m011_no_compounds_of_tool_traffic" in recorded(db_path)

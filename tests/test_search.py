@@ -134,9 +134,9 @@ def test_a_passage_holding_all_the_words_outranks_one_rare_word_repeated(tmp_pat
 
 
 def test_identifiers_in_tool_output_are_found_by_their_parts(tmp_path: Path) -> None:
-    """Tool results keep no whole compounds (`textindex.NO_COMPOUNDS_KINDS`): every spelling
-    of an identifier still finds them, and a message naming it exactly ranks above a shorter
-    tool output that lists it."""
+    """Tool calls and results keep no whole compounds (`textindex.NO_COMPOUNDS_KINDS`): every
+    spelling of an identifier still finds them, and a message naming it exactly ranks above a
+    shorter tool output that lists it."""
     logs = tmp_path / "tools"
     logs.mkdir()
     listing = "src/app/main.py\nsrc/app/snake_case_name.py\nFoo.bar getUserName"
@@ -148,6 +148,7 @@ def test_identifiers_in_tool_output_are_found_by_their_parts(tmp_path: Path) -> 
         {"s": "s2", "q": 1, "t": "I think the crash comes from the handler in src/app/main.py"},
     )
     assert textindex.stored_streams(listing, "tool_result", False)[1] == ""
+    assert textindex.stored_streams(listing, "tool_call", False)[1] == ""
     assert textindex.stored_streams(listing, "user", False)[1] != ""
     with Huiyi() as hy:
         hy.index(readers=[LineReader(logs)])

@@ -3,14 +3,17 @@ that finds the same hits and gives every text back exactly, however the index ca
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
 
 from huiyi import Huiyi
 from huiyi.errors import StoreError
-from huiyi.store import maintenance, migrations, textpack
+from huiyi.sources.base import Cursor, ReadResult
+from huiyi.store import maintenance, migrations, reading, textpack
 from huiyi.store.ingest import Ingestor, SourceReport
 from tests.builders import damage
 from tests.builders.lines import LineReader, write
@@ -145,6 +148,93 @@ def test_a_first_index_that_trains_midway_leaves_no_half_empty_pages_behind(
             "SELECT sum(pgsize), sum(unused) FROM dbstat WHERE name = 'events'"
         ).fetchone()
     assert unused < 0.3 * size  # 19% here (the last pages of a small table), 47% without
+
+
+class _ReadsAfterSharing(LineReader):
+    """In a reader process, reads the files from `wait_from` on only once `marker` exists (the
+    writer has offered its dictionary), as a big first index's readers do: its first files
+    are written before the dictionary is trained, the later ones read while it is written."""
+
+    def __init__(self, root: Path, marker: Path, wait_from: str) -> None:
+        super().__init__(root)
+        self.marker, self.wait_from, self.writer = marker, wait_from, os.getpid()
+
+    def read(self, path: Path, cursor: Cursor) -> ReadResult:
+        if os.getpid() != self.writer and path.name >= self.wait_from:
+            deadline = time.monotonic() + 30
+            while not self.marker.exists():
+                assert time.monotonic() < deadline, "the dictionary was never offered"
+                time.sleep(0.01)
+        return super().read(path, cursor)
+
+
+def index_counting_packs(
+    hy: Huiyi, logs: Path, workers: int, monkeypatch: pytest.MonkeyPatch
+) -> list[str]:
+    """Index `logs` with `workers` readers that read from `020.log` on only once the writer
+    has offered them its dictionary; returns the texts this process packed (the readers' are
+    not seen). Each reader has polled for the dictionary before its first waiting file, so
+    from its second one on it packs, if it was given the dictionary."""
+    marker = logs.parent / f"shared-{workers}"
+    reader = _ReadsAfterSharing(logs, marker, "020.log")
+    packed_here: list[str] = []
+    pack, share = textpack.Codec.pack, reading._Workers.share
+
+    def counting(codec: textpack.Codec, text: str) -> str | bytes:
+        kept = pack(codec, text)
+        if isinstance(kept, bytes):
+            packed_here.append(text)
+        return kept
+
+    def offered(workers: reading._Workers, dictionary: reading.Dictionary) -> None:
+        share(workers, dictionary)
+        marker.touch()
+
+    with monkeypatch.context() as patched:
+        patched.setattr(textpack.Codec, "pack", counting)
+        patched.setattr(reading._Workers, "share", offered)
+        Ingestor(hy.conn).index_reader(reader, SourceReport("test"), workers=workers)
+    return packed_here
+
+
+def test_reader_processes_pack_once_the_writer_shares_its_dictionary(
+    tmp_path: Path, train_early: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first index in reader processes packs the same bytes as one read in the writer's
+    process, but the texts read after the dictionary was trained are packed by the readers."""
+    logged = write_logs(tmp_path / "logs", files=40)
+    texts = {}
+    for workers in (0, 2):
+        with Huiyi(tmp_path / f"home-{workers}") as hy:
+            packed_here = index_counting_packs(hy, tmp_path / "logs", workers, monkeypatch)
+            texts[workers] = hy.conn.execute(
+                "SELECT s.id, e.seq, e.text FROM events e JOIN sessions s ON s.sid = e.sid "
+                "ORDER BY s.id, e.seq"
+            ).fetchall()
+            assert read_back(hy, 40) == logged
+            if workers:  # the files from `022.log` on came packed (from `020.log` on, if
+                # a reader polled after the writer had offered the dictionary)
+                assert len(logged) - 20 * 30 <= len(packed_here) <= len(logged) - 18 * 30
+            else:
+                assert len(packed_here) > 0.9 * len(logged)
+    assert texts[0] == texts[2]
+    assert sum(isinstance(text, bytes) for *_, text in texts[2]) > 0.9 * len(logged)
+
+
+def test_a_dictionary_larger_than_the_readers_inbox_is_not_shared_and_the_writer_packs(
+    tmp_path: Path, train_early: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reader takes a shared dictionary only between files, and may be waiting meanwhile for
+    the writer to take its outcomes: a dictionary that does not fit its inbox would leave both
+    waiting. Where pipes cannot be enlarged, nothing is shared and the index completes."""
+    logged = write_logs(tmp_path / "logs", files=40)
+    monkeypatch.setattr(reading, "_enlarge", lambda conn: 4096)
+    with Huiyi(tmp_path / "home") as hy:
+        packed_here = index_counting_packs(hy, tmp_path / "logs", 2, monkeypatch)
+        (dictionary,) = hy.conn.execute("SELECT length(data) FROM text_dicts").fetchone()
+        assert dictionary > 4096
+        assert read_back(hy, 40) == logged
+        assert len(packed_here) > 0.9 * len(logged)
 
 
 def test_an_index_from_before_packing_is_packed_when_it_is_opened(

@@ -110,6 +110,7 @@ class Ingestor:
         self._codec = textpack.codec(conn)
         self._codec.reset()  # a long-lived connection: another may have trained one since
         self._unpacked = 0  # texts written as they are, worth packing, since the last try
+        self._trained = False  # whether this writer trained the dictionary since it last looked
         self._key_text_uids()
 
     def _key_text_uids(self) -> None:
@@ -155,6 +156,7 @@ class Ingestor:
             self._codec.reset()  # the dictionary it was given was rolled back
             raise
         if packed:
+            self._trained = True
             # the texts packed in place left their pages two-thirds empty (0.4 of 35 MB after
             # a first index of 106k Claude Code messages); the index is still small
             db.vacuum(self.conn)
@@ -189,13 +191,20 @@ class Ingestor:
         total = len(files)
         if progress is not None:
             progress(reader.source, total - len(jobs), total)
-        outcomes = read_all(reader, jobs, planned_workers(len(jobs), workers))
+        outcomes = read_all(
+            reader, jobs, planned_workers(len(jobs), workers), self._codec.dictionary
+        )
         bulk = len(jobs) >= PARALLEL_MIN_FILES
         with db.bulk_load(self.conn) if bulk else contextlib.nullcontext():
             for done, (job, outcome) in enumerate(
                 zip(jobs, outcomes, strict=True), total - len(jobs) + 1
             ):
                 self._write(reader.source, job, outcome, report)
+                if self._trained:  # the readers pack from now on
+                    self._trained = False
+                    dictionary = self._codec.dictionary
+                    if dictionary is not None:
+                        outcomes.share(dictionary)
                 if progress is not None:
                     progress(reader.source, done, total)
             self.commit()
@@ -530,7 +539,7 @@ class Ingestor:
             # the readers tokenised exactly the events that are indexed (None for the others)
             indexed = streams is not None
             written.append((kind, bool(injected), indexed))
-            if not packing and textpack.worth_packing(text):
+            if not packing and isinstance(text, str) and textpack.worth_packing(text):
                 self._unpacked += 1
             (fresh if old is None else replaced).append(
                 (
@@ -540,7 +549,7 @@ class Ingestor:
                     when,
                     kind_code,
                     role_code,
-                    pack(text),
+                    text if type(text) is bytes else pack(text),  # packed by a reader
                     surface,
                     injected,
                     tool,

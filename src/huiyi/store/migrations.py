@@ -463,9 +463,9 @@ def m010_packed_text(conn: sqlite3.Connection) -> None:
         conn.execute("INSERT OR IGNORE INTO _rebuild (what) VALUES (?)", (PACKED_TEXT,))
 
 
-def m011_no_compounds_of_tool_output(conn: sqlite3.Connection) -> None:
-    """Tool results no longer put their compounds' whole forms in `event_fts.whole`
-    (`textindex.NO_COMPOUNDS_KINDS`): 1.3 of 35 MB at 106k Claude Code messages. Contentless
+def m011_no_compounds_of_tool_traffic(conn: sqlite3.Connection) -> None:
+    """Tool calls and results no longer put their compounds' whole forms in `event_fts.whole`
+    (`textindex.NO_COMPOUNDS_KINDS`): 1.55 of 35 MB at 106k Claude Code messages. Contentless
     rows are deleted with the values they were written with, which the live code now computes
     without them, so an index that holds events has both text indexes filled again
     (`_rebuild`: `text`)."""
@@ -485,7 +485,7 @@ MIGRATIONS: list[Migration] = [
     m008_compact_text_indexes,
     m009_words_as_codes,
     m010_packed_text,
-    m011_no_compounds_of_tool_output,
+    m011_no_compounds_of_tool_traffic,
 ]
 
 

@@ -3,10 +3,10 @@
 The writer is SQLite's single connection; everything before it (decompressing, parsing,
 tokenising, and whatever else of the writer's work does not depend on the index: uid keys,
 codes, the deduplication of a read's events, the redacted first user message, private markers,
-the packed cursor state) can run elsewhere. `read_all` yields each file's `Outcome` in order,
-from forked worker processes when many files changed, else inline. Fork only: spawn and
-forkserver re-run the caller's `__main__`, and forking is only safe while the process runs no
-other thread.
+the packed cursor state, and the packing of texts once the index has a dictionary) can run
+elsewhere. `read_all` yields each file's `Outcome` in order, from forked worker processes when
+many files changed, else inline. Fork only: spawn and forkserver re-run the caller's
+`__main__`, and forking is only safe while the process runs no other thread.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from huiyi.model import Event, Kind
 from huiyi.safety.privacy import has_marker
 from huiyi.safety.redact import redact
 from huiyi.sources.base import Cursor, Reader, SessionChunk, SessionUpdate
+from huiyi.store import textpack
 from huiyi.store.codes import kind_code, role_code, surface_code
 from huiyi.store.textindex import Streams, index_texts, is_indexed
 
@@ -49,17 +50,18 @@ class Job:
 
 
 #: One event as the writer needs it (`prepare`): seq, uid key (`uid_key`), time, kind code,
-#: role code, text, surface code, injected (0 or 1), tool name, kind, and its text index
-#: streams (None when it is not indexed). A plain tuple: it crosses from a reader process to
-#: the writer cheaply (an `Event` cost a Python call to pickle and another to unpickle, a
-#: tenth of a first index's CPU), and the writer only adds the row id and packs the text.
+#: role code, text (bytes: packed by a reader process, as `events.text` keeps it), surface
+#: code, injected (0 or 1), tool name, kind, and its text index streams (None when it is not
+#: indexed). A plain tuple: it crosses from a reader process to the writer cheaply (an `Event`
+#: cost a Python call to pickle and another to unpickle, a tenth of a first index's CPU), and
+#: the writer only adds the row id and packs a text not packed yet.
 Row = tuple[
     int,
     bytes | None,
     int,
     int | str,
     int | str,
-    str,
+    str | bytes,
     int | str,
     int,
     str | None,
@@ -106,8 +108,11 @@ _START_METHODS = multiprocessing.get_all_start_methods()
 FIRST_USER_CHARS = 200
 
 
-def read_job(reader: Reader, path: Path, cursor: Cursor) -> Outcome:
-    """Read, tokenise and prepare one file; runs in a worker process for big batches."""
+def read_job(
+    reader: Reader, path: Path, cursor: Cursor, pack: textpack.Pack | None = None
+) -> Outcome:
+    """Read, tokenise and prepare one file; runs in a worker process for big batches, which
+    also packs the texts (`pack`) once the writer has shared its dictionary."""
     try:
         result = reader.read(path, cursor)
         head = read_head(path, result.offset)
@@ -119,11 +124,11 @@ def read_job(reader: Reader, path: Path, cursor: Cursor) -> Outcome:
         result.skipped,
         result.refused,
         head,
-        [prepare(chunk) for chunk in result.chunks],
+        [prepare(chunk, pack) for chunk in result.chunks],
     )
 
 
-def prepare(chunk: SessionChunk) -> Prepared:
+def prepare(chunk: SessionChunk, pack: textpack.Pack | None = None) -> Prepared:
     """Everything the writer needs from one chunk that does not depend on the index: its
     events deduplicated, coded and tokenised; what its first user message and titles teach."""
     update = chunk.session
@@ -142,7 +147,7 @@ def prepare(chunk: SessionChunk) -> Prepared:
             event.time,
             kind_code(event.kind),
             role_code(event.role),
-            event.text,
+            event.text if pack is None else pack(event.text),
             surface_code(event.surface),
             int(event.injected),
             event.tool_name,
@@ -204,16 +209,37 @@ def planned_workers(files: int, workers: int | None) -> int:
     return max(1, min(os.cpu_count() or 1, 3))
 
 
-def read_all(reader: Reader, jobs: list[Job], workers: int) -> Iterator[Outcome]:
-    """Outcomes in job order: in this process (`workers=0`), or from `workers` processes."""
+#: a dictionary as the writer shares it with the readers: its number and bytes
+Dictionary = tuple[int, bytes]
+
+
+class Outcomes:
+    """The outcomes of `jobs` in job order, read in this process (the writer packs every
+    text). `_Workers` reads them in worker processes."""
+
+    def __init__(self, reader: Reader, jobs: list[Job]) -> None:
+        self.reader = reader
+        self.jobs = jobs
+
+    def __iter__(self) -> Iterator[Outcome]:
+        for job in self.jobs:
+            yield read_job(self.reader, job.path, job.cursor)
+
+    def share(self, dictionary: Dictionary) -> None:
+        """Let the readers pack texts with the index's dictionary from their next file on."""
+
+
+def read_all(
+    reader: Reader, jobs: list[Job], workers: int, dictionary: Dictionary | None = None
+) -> Outcomes:
+    """Outcomes in job order: in this process (`workers=0`), or from `workers` processes,
+    which pack the texts with `dictionary` (or one shared later) as they read."""
     # Only `fork` starts workers without re-running the caller's `__main__` (spawn and
     # forkserver do, which would break any script that calls `Huiyi().index()` unguarded),
     # and forking is only safe while this process runs no other thread (the MCP server does).
     if workers < 1 or threading.active_count() > 1 or "fork" not in _START_METHODS:
-        for job in jobs:
-            yield read_job(reader, job.path, job.cursor)
-        return
-    yield from _Workers(reader, jobs, min(workers, len(jobs)))
+        return Outcomes(reader, jobs)
+    return _Workers(reader, jobs, min(workers, len(jobs)), dictionary)
 
 
 class _Failed:
@@ -233,7 +259,7 @@ class _Failed:
         return self.exc
 
 
-class _Workers:
+class _Workers(Outcomes):
     """Forked reader processes, each reading every `n`-th job, and the outcomes in job order.
 
     A `multiprocessing.Pool` sent its results to a thread of this process, which unpickled
@@ -242,21 +268,35 @@ class _Workers:
     (the writer waited a third of a first index). Here each worker sends its outcomes down a
     pipe of its own, enlarged to `PIPE_BYTES`, from its only thread: it runs ahead of the
     writer until that much waits in the pipe (which bounds what waits), and this process
-    unpickles an outcome only when it writes it. The jobs reach the workers by `fork`.
+    unpickles an outcome only when it writes it. The jobs reach the workers by `fork`, and so
+    does the index's dictionary when it has one; a dictionary trained meanwhile (a first index
+    trains one after its first texts) goes down a second pipe to each (`share`), and from
+    their next file on the workers pack the texts: packing is a tenth of the writer's work.
     """
 
-    def __init__(self, reader: Reader, jobs: list[Job], n: int) -> None:
+    def __init__(
+        self, reader: Reader, jobs: list[Job], n: int, dictionary: Dictionary | None
+    ) -> None:
+        super().__init__(reader, jobs)
         context = multiprocessing.get_context("fork")
-        self.jobs = jobs
         self.pipes: list[Any] = []
+        self.inboxes: list[Any] = []
         self.procs: list[Any] = []
+        self.shared = dictionary is not None
+        self.inbox_room = PIPE_BYTES
         for i in range(n):
             receive, send = context.Pipe(duplex=False)
+            inbox, post = context.Pipe(duplex=False)
             _enlarge(send)
-            proc = context.Process(target=_work, args=(reader, jobs[i::n], send), daemon=True)
+            self.inbox_room = min(self.inbox_room, _enlarge(post))
+            proc = context.Process(
+                target=_work, args=(reader, jobs[i::n], send, inbox, dictionary), daemon=True
+            )
             proc.start()
             send.close()
+            inbox.close()
             self.pipes.append(receive)
+            self.inboxes.append(post)
             self.procs.append(proc)
 
     def __iter__(self) -> Iterator[Outcome]:
@@ -272,8 +312,19 @@ class _Workers:
                 if proc.is_alive():
                     proc.terminate()
                 proc.join()
-            for pipe in self.pipes:
+            for pipe in (*self.pipes, *self.inboxes):
                 pipe.close()
+
+    def share(self, dictionary: Dictionary) -> None:
+        # A worker reads its inbox only between files, and may be waiting meanwhile for this
+        # process to read its outcomes: the dictionary must fit the inbox, or both would wait.
+        # Where it does not (a system without resizable pipes), this process packs every text.
+        if self.shared or len(dictionary[1]) + SHARE_OVERHEAD > self.inbox_room:
+            return
+        self.shared = True
+        for post in self.inboxes:
+            with contextlib.suppress(OSError):  # a worker that has ended reads no more
+                post.send(dictionary)
 
     def _next(self, worker: int) -> Outcome | _Failed:
         pipe = self.pipes[worker]
@@ -289,25 +340,39 @@ class _Workers:
 #: bytes a worker's pipe holds (Linux lets a process enlarge its pipes up to 1 MB): how far,
 #: in pickled outcomes, a worker reads ahead of the writer
 PIPE_BYTES = 1 << 20
+#: room a shared dictionary's message takes besides its bytes (pickle and the pipe's header)
+SHARE_OVERHEAD = 1024
 
 
-def _enlarge(conn: Any) -> None:
-    """Give a pipe `PIPE_BYTES` of room where the system allows it (Linux), else leave it."""
+def _enlarge(conn: Any) -> int:
+    """Give a pipe `PIPE_BYTES` of room where the system allows it (Linux), else leave it;
+    returns the room it has (0 when the system does not say)."""
     import fcntl  # POSIX only, as `fork` is: workers never start elsewhere
 
     set_size = getattr(fcntl, "F_SETPIPE_SZ", None)
-    if set_size is None:
-        return
+    get_size = getattr(fcntl, "F_GETPIPE_SZ", None)
+    if set_size is None or get_size is None:
+        return 0
     with contextlib.suppress(OSError):
         fcntl.fcntl(conn.fileno(), set_size, PIPE_BYTES)
+    try:
+        return int(fcntl.fcntl(conn.fileno(), get_size))
+    except OSError:
+        return 0
 
 
-def _work(reader: Reader, jobs: list[Job], out: Any) -> None:
+def _work(
+    reader: Reader, jobs: list[Job], out: Any, inbox: Any, dictionary: Dictionary | None
+) -> None:
     # Ctrl-C is the writer's to handle (it ends the readers): none prints a traceback of its own
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    pack = None if dictionary is None else textpack.packer(*dictionary)
     for job in jobs:
+        if pack is None and inbox.poll():
+            with contextlib.suppress(EOFError):  # the writer has stopped: so will this
+                pack = textpack.packer(*inbox.recv())
         try:
-            out.send(read_job(reader, job.path, job.cursor))
+            out.send(read_job(reader, job.path, job.cursor, pack))
         except Exception as exc:  # sent to the writer, which raises it
             text = "".join(traceback.format_exception(exc))
             try:

@@ -22,11 +22,12 @@ from huiyi.workspace import fuzzy_scope_token, scope_token
 #: How much of one event's text goes into the full-text index (the whole text is stored).
 FTS_CHARS = 32_000
 INDEXABLE_KINDS = frozenset(k.value for k in TEXT_KINDS)
-#: Kinds whose compounds get no `whole` form: tool output (file listings, logs, grep hits) is
-#: full of paths and identifiers, and their whole forms were 300k of the 450k `whole` tokens
-#: and 1.3 of 35 MB at 106k Claude Code messages. They are still found by their parts as an
-#: adjacent phrase; only the double weight of an exact identifier is kept for what was said.
-NO_COMPOUNDS_KINDS = frozenset({Kind.TOOL_RESULT.value})
+#: Kinds whose compounds get no `whole` form: tool traffic (file listings, logs, grep hits,
+#: the paths and commands of calls) is full of paths and identifiers, and their whole forms
+#: were 350k of the 450k `whole` tokens and 1.55 of 35 MB at 106k Claude Code messages. They
+#: are still found by their parts as an adjacent phrase; only the double weight of an exact
+#: identifier is kept for what was said (the golden set's rankings did not move).
+NO_COMPOUNDS_KINDS = frozenset({Kind.TOOL_CALL.value, Kind.TOOL_RESULT.value})
 
 
 #: what an event puts in the text indexes: `body`, `whole`, and its fuzzy text (or None)

@@ -34,10 +34,12 @@ if TYPE_CHECKING:
 __all__ = [
     "SQL_FUNCTION",
     "Codec",
+    "Pack",
     "TextPackError",
     "check",
     "codec",
     "install",
+    "packer",
     "train",
     "worth_packing",
 ]
@@ -52,11 +54,23 @@ TRAIN_AFTER = 2_000
 #: trains in a bounded time and memory: 8.6 MB of samples took 0.65 s, 87 MB 7.6 s and 200 MB)
 SAMPLE = 4_000
 SAMPLE_CHARS = 8_192
-#: dictionary size; on the side-by-side history 32 KiB packed 20.8 MB of text to 4.69 MB,
-#: 64 KiB to 4.44 and 112 KiB to 4.33 (level 9 instead of 3: 4.00, for three times the CPU)
-DICT_BYTES = 64 * 1024
+#: dictionary size and compression level. On the side-by-side history (20.9 MB of text in
+#: 106k messages): 64 KiB at level 3 packed it to 4.32 MB, 128 KiB at level 12 to 3.38 MB,
+#: for 0.75 instead of 0.25 CPU seconds (level 9: 3.59 MB; level 15: 3.42 MB, 2.2 s).
+DICT_BYTES = 128 * 1024
 SAMPLE_BYTES = 100 * DICT_BYTES
-LEVEL = 3
+LEVEL = 12
+#: log2 of the entries of the compressor's chain and hash tables. At level 12 zstd takes 19
+#: and 19 for a dictionary this large: 4.3 MB per compressor, and each reader process has one.
+#: The chain table finds matches in the dictionary and needs an entry per byte of it (17);
+#: the hash table hardly matters (14): 0.68 MB, and the history packs to 3.38 MB as with 19.
+CHAIN_LOG = 17
+HASH_LOG = 14
+#: the dictionary trainer's segment and d-mer sizes. Left to search for them (zstd's default),
+#: it picked far worse ones for some sample sets: 2,034 of the history's first texts made a
+#: dictionary that packed it to 3.94 MB, 2,033 or 2,035 to 3.46.
+TRAIN_SEGMENT = 1024
+TRAIN_DMER = 8
 #: a packed text names its dictionary in one byte
 MAX_DICTIONARIES = 255
 #: a row whose text is kept as it is and worth packing
@@ -80,13 +94,18 @@ class TextPackError(ValueError):
 last_failure: TextPackError | None = None
 
 
+#: packs one text as `events.text` keeps it
+Pack = Callable[[str], str | bytes]
+
+
 class Codec:
     """Packing and unpacking of one index's texts; dictionaries are read on first use."""
 
     def __init__(self, connection: Callable[[], sqlite3.Connection | None]) -> None:
         self._connection = connection
         self._unpackers: dict[int, zstandard.ZstdDecompressor | TextPackError] = {}
-        self._packer: tuple[int, zstandard.ZstdCompressor] | None = None
+        self._packer: Pack | None = None
+        self._dictionary: tuple[int, bytes] | None = None
         self._looked = False
 
     @property
@@ -100,16 +119,19 @@ class Codec:
                 self.use(*newest)
         return self._packer is not None
 
+    @property
+    def dictionary(self) -> tuple[int, bytes] | None:
+        """The number and bytes of the dictionary `pack` packs with (None when it does not):
+        what a reader process needs to pack as this codec does (`Codec.use`)."""
+        return self._dictionary if self.packing else None
+
     def pack(self, text: str) -> str | bytes:
         """`text` as `events.text` keeps it: packed when the index has a dictionary and that
         makes it shorter, else as it is."""
-        if not worth_packing(text) or not self.packing:
+        if not self.packing:
             return text
         assert self._packer is not None
-        number, packer = self._packer
-        raw = text.encode()
-        packed = bytes((number,)) + packer.compress(raw)
-        return packed if len(packed) < len(raw) else text
+        return self._packer(text)
 
     def unpack(self, value: str | bytes | None) -> str | None:
         """The text an `events.text` value holds (text and NULL pass through)."""
@@ -132,20 +154,9 @@ class Codec:
 
     def use(self, number: int, data: bytes) -> None:
         """Pack with dictionary `number` from now on (also one just trained, not committed)."""
-        import zstandard
-
         unpacker = _unpacker_of(number, data)
-        params = zstandard.ZstdCompressionParameters.from_level(
-            LEVEL,
-            format=zstandard.FORMAT_ZSTD1_MAGICLESS,
-            write_dict_id=False,
-            write_checksum=False,
-            write_content_size=True,
-        )
-        packer = zstandard.ZstdCompressor(
-            dict_data=zstandard.ZstdCompressionDict(data), compression_params=params
-        )
-        self._packer = (number, packer)
+        self._packer = packer(number, data)
+        self._dictionary = (number, data)
         self._unpackers[number] = unpacker
         self._looked = True
 
@@ -153,6 +164,7 @@ class Codec:
         """Forget the dictionaries read or given (a transaction that trained was undone)."""
         self._unpackers.clear()
         self._packer = None
+        self._dictionary = None
         self._looked = False
 
     def _unpacker(self, number: int) -> zstandard.ZstdDecompressor | TextPackError:
@@ -174,6 +186,37 @@ class Codec:
             found = failure
         self._unpackers[number] = found
         return found
+
+
+def packer(number: int, data: bytes) -> Pack:
+    """What packs a text with dictionary `number` (its bytes: `data`) as `events.text` keeps
+    it: packed when that makes it shorter, else as it is. A reader process packs with one of
+    these alone (it never unpacks)."""
+    import zstandard
+
+    params = zstandard.ZstdCompressionParameters.from_level(
+        LEVEL,
+        dict_size=len(data),
+        hash_log=HASH_LOG,
+        chain_log=CHAIN_LOG,
+        format=zstandard.FORMAT_ZSTD1_MAGICLESS,
+        write_dict_id=False,
+        write_checksum=False,
+        write_content_size=True,
+    )
+    compress = zstandard.ZstdCompressor(
+        dict_data=zstandard.ZstdCompressionDict(data), compression_params=params
+    ).compress
+    header = bytes((number,))
+
+    def pack(text: str) -> str | bytes:
+        if not worth_packing(text):
+            return text
+        raw = text.encode()
+        packed = header + compress(raw)
+        return packed if len(packed) < len(raw) else text
+
+    return pack
 
 
 def _unpacker_of(number: int, data: bytes) -> zstandard.ZstdDecompressor:
@@ -259,7 +302,9 @@ def train(conn: sqlite3.Connection, made: Codec | None = None) -> bool:
     import zstandard
 
     try:
-        data = zstandard.train_dictionary(DICT_BYTES, samples, level=LEVEL).as_bytes()
+        data = zstandard.train_dictionary(
+            DICT_BYTES, samples, k=TRAIN_SEGMENT, d=TRAIN_DMER, level=LEVEL
+        ).as_bytes()
     except zstandard.ZstdError:  # texts too alike or too few bytes to learn from: stay as is
         return False
     number = conn.execute(
