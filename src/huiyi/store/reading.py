@@ -278,12 +278,17 @@ class _Workers(Outcomes):
         self, reader: Reader, jobs: list[Job], n: int, dictionary: Dictionary | None
     ) -> None:
         super().__init__(reader, jobs)
-        context = multiprocessing.get_context("fork")
+        self.n, self.dictionary = n, dictionary
         self.pipes: list[Any] = []
         self.inboxes: list[Any] = []
         self.procs: list[Any] = []
         self.shared = dictionary is not None
         self.inbox_room = PIPE_BYTES
+
+    def _start(self) -> None:
+        """Fork the workers (when the outcomes are first asked for, as the writer begins)."""
+        context = multiprocessing.get_context("fork")
+        reader, jobs, n, dictionary = self.reader, self.jobs, self.n, self.dictionary
         for i in range(n):
             receive, send = context.Pipe(duplex=False)
             inbox, post = context.Pipe(duplex=False)
@@ -300,10 +305,10 @@ class _Workers(Outcomes):
             self.procs.append(proc)
 
     def __iter__(self) -> Iterator[Outcome]:
-        n = len(self.procs)
         try:
+            self._start()
             for index in range(len(self.jobs)):
-                got = self._next(index % n)
+                got = self._next(index % self.n)
                 if isinstance(got, _Failed):
                     raise got.error(self.jobs[index].path)
                 yield got

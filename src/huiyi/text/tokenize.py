@@ -11,7 +11,7 @@ register a custom tokenizer. So we tokenise in Python and hand FTS5 text that is
   `getUserName` -> `get user name`, `E1234` -> `e 1234`).
 * A compound's whole form (parts joined by `_`) goes to a second stream, so an exact identifier
   scores higher than its scattered parts, while a phrase of parts still finds `main.py` inside
-  `src/app/main.py`.
+  `src/app/main.py` (tool traffic gets no second stream: `store.textindex`).
 
 `index_streams` gives the two streams for one text; `parse_query` gives the structure from
 which search builds an FTS5 query.
