@@ -516,13 +516,14 @@ def test_every_word_reads_back_through_the_coded_columns(indexed: Path) -> None:
                 assert read.fetchone()[0] == word
 
 
-def test_an_index_from_before_m011_drops_the_compounds_of_tool_output_and_forgets_cleanly(
+def test_an_index_from_before_m011_drops_compounds_of_tool_traffic_and_lengths_cleanly(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """m011: tool calls and results keep no whole compounds. An index written when they did has
-    its text indexes filled again on open, so a tool result is still found by its identifiers
-    and, once forgotten, leaves nothing behind (a contentless row deleted with other values than
-    it was written with would stay in the index)."""
+    """m011: tool calls and results keep no whole compounds, and the full-text index no
+    per-row lengths. An index written before has its text indexes made and filled again on
+    open, with the same merge settings: a tool result is still found by its identifiers and,
+    once forgotten, leaves nothing behind (a contentless row deleted with other values than it
+    was written with would stay in the index)."""
     claude = tmp_path / "claude"
     reader = ClaudeReader([claude])
     path = cc.write_transcript(
@@ -549,14 +550,13 @@ def test_an_index_from_before_m011_drops_the_compounds_of_tool_output_and_forget
         return {t for (t,) in conn.execute("SELECT term FROM temp.words WHERE col = 'whole'")}
 
     with monkeypatch.context() as before:  # the code before m011
-        before.setattr(
-            migrations, "MIGRATIONS", before_(migrations.m011_no_compounds_of_tool_traffic)
-        )
+        before.setattr(migrations, "MIGRATIONS", before_(migrations.m011_smaller_full_text_index))
         before.setattr(textindex, "NO_COMPOUNDS_KINDS", frozenset())
         with Huiyi() as hy:
             hy.index(readers=[reader])
             assert compounds(hy.conn) == {"orders_serializers_py", *tool_compounds}
             db_path = hy.settings.db_path
+    assert "event_fts_docsize" in {name for _, name in schema(db_path)}
     with Huiyi() as hy:  # opening it upgrades it and fills the text indexes again
         assert compounds(hy.conn) == {"orders_serializers_py"}
         assert hits(hy, "invoice_totals.py", "lexical") == [(path.stem, 3)]
@@ -564,4 +564,7 @@ def test_an_index_from_before_m011_drops_the_compounds_of_tool_output_and_forget
         hy.forget(session_id=path.stem)
         (left,) = hy.conn.execute("SELECT count(*) FROM temp.words WHERE doc > 0").fetchone()
         assert left == 0
-    assert "m011_no_compounds_of_tool_traffic" in recorded(db_path)
+        config = dict(hy.conn.execute("SELECT k, v FROM event_fts_config").fetchall())
+        assert config["hashsize"] == migrations.M008_HASHSIZE and config["automerge"] == 16
+    assert "m011_smaller_full_text_index" in recorded(db_path)
+    assert "event_fts_docsize" not in {name for _, name in schema(db_path)}

@@ -463,12 +463,31 @@ def m010_packed_text(conn: sqlite3.Connection) -> None:
         conn.execute("INSERT OR IGNORE INTO _rebuild (what) VALUES (?)", (PACKED_TEXT,))
 
 
-def m011_no_compounds_of_tool_traffic(conn: sqlite3.Connection) -> None:
-    """Tool calls and results no longer put their compounds' whole forms in `event_fts.whole`
-    (`textindex.NO_COMPOUNDS_KINDS`): 1.55 of 35 MB at 106k Claude Code messages. Contentless
-    rows are deleted with the values they were written with, which the live code now computes
-    without them, so an index that holds events has both text indexes filled again
-    (`_rebuild`: `text`)."""
+#: m011: the full-text index without per-row lengths (otherwise as m001 made it)
+M011_FTS = """
+    CREATE VIRTUAL TABLE event_fts USING fts5(
+        body, whole, scope,
+        content='', columnsize=0,
+        tokenize="unicode61 remove_diacritics 0 tokenchars '_'"
+    )
+"""
+
+
+def m011_smaller_full_text_index(conn: sqlite3.Connection) -> None:
+    """A smaller full-text index, filled again from the kept text by the live code (`_rebuild`:
+    `text`, as contentless rows can only be deleted with the values they were written with):
+
+    - tool calls and results no longer put their compounds' whole forms in `whole`
+      (`textindex.NO_COMPOUNDS_KINDS`): 1.55 of 35 MB at 106k Claude Code messages;
+    - no per-row lengths (`columnsize=0`): its `_docsize` table was 1.28 MB there, and BM25
+      without length normalisation ranked as well or better on the eval sets (README, "Index
+      size, fifth step"). FTS5 cannot drop it from a table, so the table is made again, with
+      m008's merge settings.
+    """
+    conn.execute("DROP TABLE event_fts")
+    conn.execute(M011_FTS)
+    for key, value in (("automerge", 16), ("crisismerge", 64), ("hashsize", M008_HASHSIZE)):
+        conn.execute("INSERT INTO event_fts (event_fts, rank) VALUES (?, ?)", (key, value))
     conn.execute(
         "INSERT OR IGNORE INTO _rebuild (what) SELECT 'text' WHERE EXISTS (SELECT 1 FROM events)"
     )
@@ -485,7 +504,7 @@ MIGRATIONS: list[Migration] = [
     m008_compact_text_indexes,
     m009_words_as_codes,
     m010_packed_text,
-    m011_no_compounds_of_tool_traffic,
+    m011_smaller_full_text_index,
 ]
 
 

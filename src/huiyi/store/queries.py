@@ -261,7 +261,8 @@ def events_by_rowid(
     return out
 
 
-#: the full-text index's BM25 as huiyi ranks by it: `whole` compounds count double, `scope` not
+#: the full-text index's BM25 as huiyi ranks by it: `whole` compounds count double, `scope` not.
+#: The index keeps no row lengths (m011), so FTS5 normalises no passage for its length.
 _BM25 = "bm25(event_fts, 1.0, 2.0, 0.0)"
 
 
