@@ -220,11 +220,11 @@ def _rebuild_stale(conn: sqlite3.Connection) -> None:
         return
     from huiyi.store import textindex  # with the readers' helpers: not on every open
 
-    packed = False
+    packed = rebuilt = False
     with immediate(conn):
         stale = migrations.stale(conn)  # read again: another process may have done it
         if migrations.TEXT_INDEXES in stale:
-            textindex.rebuild(conn)
+            rebuilt = textindex.rebuild(conn) > 0
         elif migrations.FUZZY_INDEX in stale:
             textindex.rebuild(conn, only_fuzzy=True)
         if migrations.PACKED_TEXT in stale:
@@ -233,6 +233,12 @@ def _rebuild_stale(conn: sqlite3.Connection) -> None:
             migrations.rebuilt(conn, what)
     if packed:
         vacuum(conn)
+    elif rebuilt:
+        # the text indexes written again left their old pages free: give them back (an index
+        # without incremental vacuum keeps them for later writes)
+        from huiyi.store import compact
+
+        compact.compact(conn)
 
 
 def vacuum(conn: sqlite3.Connection) -> None:
