@@ -99,7 +99,9 @@ def test_claude_code_asks_once_per_reply_and_answers_after_accept(
         prompt = claude_prompt_id(tool_use, question["session_id"], dirs)
         assert prompt == question["prompt_id"]
     found, read = claude_answers(run)
-    assert OLD in found and ANSWERED in found
+    # the search found the earlier session; both of its messages hold the word, and BM25 (no
+    # lengths kept) ranks them alike, so the first of them stands for the pair
+    assert OLD in found and ASKED in found
     assert ASKED in read and ANSWERED in read
 
 

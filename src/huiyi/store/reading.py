@@ -327,6 +327,7 @@ class _Workers(Outcomes):
         if self.shared or len(dictionary[1]) + SHARE_OVERHEAD > self.inbox_room:
             return
         self.shared = True
+        self.dictionary = dictionary  # workers not forked yet take it with their jobs
         for post in self.inboxes:
             with contextlib.suppress(OSError):  # a worker that has ended reads no more
                 post.send(dictionary)
