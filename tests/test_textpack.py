@@ -161,10 +161,14 @@ class _ReadsAfterSharing(LineReader):
 
     def read(self, path: Path, cursor: Cursor) -> ReadResult:
         if os.getpid() != self.writer and path.name >= self.wait_from:
-            deadline = time.monotonic() + 30
-            while not self.marker.exists():
-                assert time.monotonic() < deadline, "the dictionary was never offered"
+            # a guard against hanging when nothing is ever offered, not a time limit: the
+            # writer offers it after its first few files
+            for _ in range(30_000):
+                if self.marker.exists():
+                    break
                 time.sleep(0.01)
+            else:
+                raise AssertionError("the dictionary was never offered")
         return super().read(path, cursor)
 
 

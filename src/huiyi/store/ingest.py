@@ -110,7 +110,6 @@ class Ingestor:
         self._codec = textpack.codec(conn)
         self._codec.reset()  # a long-lived connection: another may have trained one since
         self._unpacked = 0  # texts written as they are, worth packing, since the last try
-        self._trained = False  # whether this writer trained the dictionary since it last looked
         self._key_text_uids()
 
     def _key_text_uids(self) -> None:
@@ -156,7 +155,6 @@ class Ingestor:
             self._codec.reset()  # the dictionary it was given was rolled back
             raise
         if packed:
-            self._trained = True
             # the texts packed in place left their pages two-thirds empty (0.4 of 35 MB after
             # a first index of 106k Claude Code messages); the index is still small
             db.vacuum(self.conn)
@@ -200,11 +198,9 @@ class Ingestor:
                 zip(jobs, outcomes, strict=True), total - len(jobs) + 1
             ):
                 self._write(reader.source, job, outcome, report)
-                if self._trained:  # the readers pack from now on
-                    self._trained = False
-                    dictionary = self._codec.dictionary
-                    if dictionary is not None:
-                        outcomes.share(dictionary)
+                dictionary = self._codec.dictionary
+                if dictionary is not None:  # trained meanwhile: the readers pack from now on
+                    outcomes.share(dictionary)
                 if progress is not None:
                     progress(reader.source, done, total)
             self.commit()

@@ -226,7 +226,8 @@ class Outcomes:
             yield read_job(self.reader, job.path, job.cursor)
 
     def share(self, dictionary: Dictionary) -> None:
-        """Let the readers pack texts with the index's dictionary from their next file on."""
+        """Let the readers pack texts with the index's dictionary from their next file on (once:
+        later calls change nothing)."""
 
 
 def read_all(
