@@ -27,7 +27,8 @@ the file cursors, the full-text and trigram indexes, sessions.
     python benchmarks/bench_index.py --claude 100000 --runs 3 --split --against OLD/src
 
 also times the two halves of a first index apart (`reader_cpu_s`: reading and tokenising every
-file; `writer_cpu_s`: writing it all), in one process each, alternating.
+file; `writer_cpu_s`: writing it all, and `writer_sql_cpu_s` of that inside SQLite's calls: the
+writer's floor whatever its Python costs), in one process each, alternating.
 """
 
 from __future__ import annotations
@@ -259,17 +260,37 @@ if mode == "vectors":
     hy.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     out = {"vectors": total, "embed_texts_per_s": len(texts) / dt}
 elif mode == "split":
-    # the writer alone: every changed file is read and tokenised in this process first
-    from huiyi.store import ingest, reading
-    spent = [0.0]
-    def read_inline(reader, jobs, workers):
+    # the writer alone: every changed file is read and tokenised in this process first (the
+    # writer then packs every text), and the time the writer spends inside SQLite's calls
+    from huiyi.store import db, ingest, reading
+    spent, in_sql = [0.0], [0.0]
+    class Inline(list):  # the outcomes, as every version's writer takes them
+        def share(self, dictionary): pass
+    def read_inline(reader, jobs, *rest):
         t = time.process_time()
         outcomes = [reading.read_job(reader, job.path, job.cursor) for job in jobs]
         spent[0] += time.process_time() - t
-        return iter(outcomes)
+        return Inline(outcomes)
+    def timed(call):
+        def run(self, *args):
+            t = time.process_time()
+            try:
+                return call(self, *args)
+            finally:
+                in_sql[0] += time.process_time() - t
+        return run
+    base = getattr(db, "Connection", None)  # a huiyi that opens plain connections: not timed
+    if base is not None:
+        class Timed(base):
+            execute = timed(base.execute)
+            executemany = timed(base.executemany)
+            commit = timed(base.commit)
+        db.Connection = Timed
     ingest.read_all = read_inline
     t = time.process_time(); report = hy.index(); total = time.process_time() - t
     out = {"reader_cpu_s": spent[0], "writer_cpu_s": total - spent[0], "events": report.events}
+    if base is not None:
+        out["writer_sql_cpu_s"] = in_sql[0]
 elif mode == "index":
     t = time.perf_counter(); report = hy.index(); dt = time.perf_counter() - t
     hy.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # sizes below are of the database alone
@@ -450,8 +471,9 @@ def main() -> None:
                     halves["against_"].append(split_cpu(env, args.against))
                 halves[""].append(split_cpu(env, SRC))
             for prefix, runs in halves.items():
-                for key in ("reader_cpu_s", "writer_cpu_s") if runs else ():
-                    split[prefix + key] = round(statistics.median(r[key] for r in runs), 2)
+                for key in ("reader_cpu_s", "writer_cpu_s", "writer_sql_cpu_s"):
+                    if runs and all(key in run for run in runs):
+                        split[prefix + key] = round(statistics.median(r[key] for r in runs), 2)
             first_index(env, root, SRC)  # the index measured below is a real first index
         env["PYTHONPATH"] = str(SRC)
         again = child("index", env)
