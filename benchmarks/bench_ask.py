@@ -35,8 +35,8 @@ sys.path.insert(0, str(SRC))
 
 from huiyi.api import Huiyi  # noqa: E402
 from huiyi.config import Settings  # noqa: E402
-from huiyi.integrations.calls import Call, Calls  # noqa: E402
-from huiyi.integrations.context import CallerFinder  # noqa: E402
+from huiyi.policy.caller import CallerFinder  # noqa: E402
+from huiyi.policy.tools import Call, Calls  # noqa: E402
 
 
 def measure(calls: Calls, finder: CallerFinder, n: int, turn: str | None) -> list[float]:

@@ -27,7 +27,7 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parent.parent / "src"
 sys.path.insert(0, str(SRC))
 
-from huiyi.cli_config import template  # noqa: E402
+from huiyi.cli.config import template  # noqa: E402
 from huiyi.config import load  # noqa: E402
 
 ASSIGNED = re.compile(r"^# (\w+ = .*)$")

@@ -69,14 +69,14 @@ SRC = Path(__file__).resolve().parent.parent / "src"
 sys.path.insert(0, str(SRC))
 
 from huiyi.config import Settings  # noqa: E402
-from huiyi.integrations.published import published  # noqa: E402
-from huiyi.integrations.service import socket_path  # noqa: E402
+from huiyi.policy.manifest import published  # noqa: E402
+from huiyi.transports.service import socket_path  # noqa: E402
 
 MEASURES = ("initialize", "tools/list", "first call")
 SDK_SERVER = (
     "import os; from huiyi.api import Huiyi; "
-    "from huiyi.integrations.context import CallerFinder; "
-    "from huiyi.integrations.mcp_server import serve; "
+    "from huiyi.policy.caller import CallerFinder; "
+    "from huiyi.transports.http_mcp import serve; "
     "hy = Huiyi(); serve(hy, CallerFinder.for_settings(hy.settings, cwd=os.getcwd()))"
 )
 WAYS = {

@@ -1,4 +1,4 @@
-"""Finding and stopping the warm huiyi services a test started (`huiyi.integrations.service`).
+"""Finding and stopping the warm huiyi services a test started (`huiyi.transports.service`).
 
 A front starts its home's service detached, so it outlives the front and the test; tests that
 start fronts stop the services of their home afterwards (`stop_services`), waiting on the
@@ -15,7 +15,7 @@ import socket
 import struct
 from pathlib import Path
 
-from huiyi.integrations.service import address
+from huiyi.transports.service import address
 
 
 def service_sockets(huiyi_home: Path) -> list[Path]:

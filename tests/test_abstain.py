@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from huiyi import Huiyi
-from huiyi.cli import main
+from huiyi.cli.root import main
 from huiyi.search.floor import Evidence, floors_for
 from tests.builders import dsh
 from tests.builders.lines import LineReader, write

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from huiyi.cli import main
-from huiyi.integrations.agents_md import BLOCK, MAX_DIGEST_CHARS
+from huiyi.cli.root import main
+from huiyi.install.agents_md import BLOCK, MAX_DIGEST_CHARS
 from huiyi.memory.config import Target, store_paths
 from huiyi.workspace import resolve
 

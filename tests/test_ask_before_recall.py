@@ -31,11 +31,11 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, ElicitRequestParams, ElicitResult, TextContent
 
 from huiyi.api import Huiyi
-from huiyi.integrations.ask import WINDOW_SECONDS, Answers, claude_prompt_id
-from huiyi.integrations.context import CallerFinder
-from huiyi.integrations.front import ASK_SECONDS
-from huiyi.integrations.mcp_server import HuiyiMCP
+from huiyi.policy.caller import CallerFinder
+from huiyi.policy.consent import WINDOW_SECONDS, Answers, claude_prompt_id
 from huiyi.safety.envelope import notice
+from huiyi.transports.http_mcp import HuiyiMCP
+from huiyi.transports.stdio_mcp import ASK_SECONDS
 from tests.builders import claude as cb
 from tests.builders import dsh as b
 from tests.services import stop_services

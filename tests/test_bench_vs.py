@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from huiyi import Huiyi
-from huiyi.cli import main
+from huiyi.cli.root import main
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 from claude_history import History, Needle, check_needles, write_history

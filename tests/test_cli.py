@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from huiyi import Huiyi
-from huiyi.cli import main
+from huiyi.cli.root import main
 from tests.builders import dsh
 
 SID = "session-0f0f0f0f-1111-4222-8333-444455556666"

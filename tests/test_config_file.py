@@ -15,8 +15,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from huiyi import Huiyi
-from huiyi.cli import main
-from huiyi.cli_config import template
+from huiyi.cli.config import template
+from huiyi.cli.root import main
 from huiyi.config import (
     DEFAULT_TRIGGERS,
     FILE_KEYS,

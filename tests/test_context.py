@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from huiyi.integrations import context
-from huiyi.integrations.context import (
+from huiyi.policy import caller as context
+from huiyi.policy.caller import (
     HOW_CLAUDE,
     HOW_CLAUDE_ID,
     HOW_CODEX,

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from huiyi import CallerContext, Huiyi
-from huiyi.cli import main
+from huiyi.cli.root import main
 from huiyi.memory import Target
 from huiyi.memory.ops import PREVIEW_CHARS
 from huiyi.store.queries import FALLBACK_TITLE_CHARS

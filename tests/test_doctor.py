@@ -9,7 +9,7 @@ from pathlib import Path
 from click.testing import CliRunner, Result
 
 from huiyi import Huiyi
-from huiyi.cli import main
+from huiyi.cli.root import main
 from tests.builders import claude as cc
 from tests.builders import dsh
 

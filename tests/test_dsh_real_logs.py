@@ -21,13 +21,13 @@ from pathlib import Path
 import pytest
 
 from huiyi import Huiyi
-from huiyi.integrations.context import ToolCall, dsh_caller
+from huiyi.harnesses.dsh.frames import ZstdFrames
+from huiyi.harnesses.dsh.reader import DshReader, pending_tool_calls, split_tool_calls
 from huiyi.model import Event, Kind, Surface
+from huiyi.policy.caller import ToolCall, dsh_caller
 from huiyi.recall.scope import CallerContext
 from huiyi.recall.tools import Recall
 from huiyi.sources.base import Cursor
-from huiyi.sources.dsh import DshReader, pending_tool_calls, split_tool_calls
-from huiyi.sources.frames import ZstdFrames
 from tests.builders import dsh as b
 
 VERSION = "0.1.0-rc.8"

@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 
 from huiyi import Huiyi
-from huiyi.cli_index import embed_progress
+from huiyi.cli.index import embed_progress
 from huiyi.store import vectors
 from tests.builders.lines import LineReader, write
 

@@ -13,7 +13,7 @@ from mcp import Client
 from mcp.types import CallToolResult, TextContent
 
 from huiyi import CallerContext, Huiyi
-from huiyi.cli import main
+from huiyi.cli.root import main
 from huiyi.errors import (
     BusyError,
     EmbeddingError,
@@ -22,9 +22,9 @@ from huiyi.errors import (
     StoreError,
     UsageError,
 )
-from huiyi.integrations.context import CallerFinder
-from huiyi.integrations.mcp_server import HuiyiMCP
 from huiyi.memory import Target
+from huiyi.policy.caller import CallerFinder
+from huiyi.transports.http_mcp import HuiyiMCP
 from tests.builders import damage, dsh
 
 SECRET = "sk-proj-" + "Q7x9Lm2Pz4Rt8Wv6Yb1Nc3Kd5"

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from huiyi.cli import main
+from huiyi.cli.root import main
 from huiyi.eval.datasets import load_golden
 
 GOLDEN = Path(__file__).parent / "golden" / "huiyi-golden.json"
@@ -228,10 +228,10 @@ def test_help_lists_the_embedder_specs_without_loading_numpy() -> None:
     import subprocess
     import sys
 
-    from huiyi.cli_eval import EMBEDDER_SPECS
+    from huiyi.cli.eval import EMBEDDER_SPECS
     from huiyi.search.embed import SPEC_HELP
 
     assert EMBEDDER_SPECS == SPEC_HELP
-    code = "import sys, huiyi.cli_eval; print('numpy' in sys.modules)"
+    code = "import sys, huiyi.cli.eval; print('numpy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

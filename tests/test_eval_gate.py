@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from huiyi.cli import main
+from huiyi.cli.root import main
 from huiyi.eval.gate import evaluate_gate, load_gate
 from huiyi.recall import auto, gate
 

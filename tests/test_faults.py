@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from huiyi import Huiyi, StoreError
-from huiyi.cli import main
+from huiyi.cli.root import main
 from huiyi.errors import EXIT_CODES, DiskFullError, HuiyiError, exit_code
 from huiyi.store import db, ingest
 from tests.builders import damage, dsh

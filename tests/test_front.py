@@ -2,7 +2,7 @@
 
 The front is driven the way a harness drives it: a child process fed raw JSON-RPC lines on
 stdin. What it publishes is compared with what the SDK server publishes (the shipped
-`published.json`, and the answers on the wire), and every tool call is compared across the
+`manifest.json`, and the answers on the wire), and every tool call is compared across the
 three ways of serving it: the SDK server, the front with its warm service, and the front alone
 (`HUIYI_SERVICE=off`). The service's own rules (owner-only socket, one per home, a stale socket
 replaced, a killed service replaced) are checked on the files and processes themselves. No
@@ -32,12 +32,12 @@ import huiyi
 from huiyi.api import Huiyi
 from huiyi.config import Settings
 from huiyi.errors import SettingsError
-from huiyi.integrations.calls import InvalidArguments, check_arguments
-from huiyi.integrations.context import CallerFinder
-from huiyi.integrations.front import Front, Options, parse
-from huiyi.integrations.mcp_server import HuiyiMCP, published_text
-from huiyi.integrations.published import PUBLISHED_PATH, published
-from huiyi.integrations.service import IDLE_SECONDS, Service, address, socket_path
+from huiyi.policy.caller import CallerFinder
+from huiyi.policy.manifest import PUBLISHED_PATH, published
+from huiyi.policy.tools import InvalidArguments, check_arguments
+from huiyi.transports.http_mcp import HuiyiMCP, published_text
+from huiyi.transports.service import IDLE_SECONDS, Service, address, socket_path
+from huiyi.transports.stdio_mcp import Front, Options, parse
 from tests.builders import claude as cb
 from tests.builders import dsh as b
 from tests.services import kill_service, service_pid, service_sockets, stop_services
@@ -62,8 +62,8 @@ HEAVY = (
 )
 SDK_SERVER = (
     "import os; from huiyi.api import Huiyi; "
-    "from huiyi.integrations.context import CallerFinder; "
-    "from huiyi.integrations.mcp_server import serve; "
+    "from huiyi.policy.caller import CallerFinder; "
+    "from huiyi.transports.http_mcp import serve; "
     "hy = Huiyi(); serve(hy, CallerFinder.for_settings(hy.settings, cwd=os.getcwd()))"
 )
 FRONT = ("-m", "huiyi", "mcp")
@@ -238,7 +238,7 @@ def test_published_json_is_what_the_sdk_server_publishes(home: Path) -> None:
     finally:
         app.close()
     assert PUBLISHED_PATH.read_text(encoding="utf-8") == expected, (
-        "published.json is stale: run `python -m huiyi.integrations.mcp_server`"
+        "manifest.json is stale: run `python -m huiyi.transports.http_mcp`"
     )
 
 
@@ -429,7 +429,7 @@ def test_two_fronts_starting_at_once_start_one_service(home: Path, acme: Path) -
     pid = service_pid(path)
     assert pid is not None
     started = subprocess.run(
-        ["pgrep", "-f", f"huiyi.integrations.service {path}"], capture_output=True, text=True
+        ["pgrep", "-f", f"huiyi.transports.service {path}"], capture_output=True, text=True
     ).stdout.split()
     assert started == [str(pid)]
 
@@ -483,7 +483,7 @@ def test_an_idle_service_exits_and_removes_its_socket(home: Path) -> None:
     read_end, write_end = os.pipe()
     service = subprocess.Popen(
         [
-            *(sys.executable, "-m", "huiyi.integrations.service", str(path)),
+            *(sys.executable, "-m", "huiyi.transports.service", str(path)),
             *("--ready-fd", str(write_end), "--idle-seconds", "0.2"),
         ],
         env=env_of(home),
@@ -503,7 +503,7 @@ def test_the_service_answers_no_other_user(home: Path, monkeypatch: pytest.Monke
     path = home / ".huiyi" / "peer.sock"
     service = Service(settings, path, idle_seconds=WAIT)
     service.listen()
-    monkeypatch.setattr("huiyi.integrations.service._peer_uid", lambda _conn: os.getuid() + 1)
+    monkeypatch.setattr("huiyi.transports.service._peer_uid", lambda _conn: os.getuid() + 1)
     thread = threading.Thread(target=service.serve, daemon=True)
     thread.start()
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
@@ -666,6 +666,6 @@ def test_the_readme_states_the_idle_timeout_the_service_uses() -> None:
 
 
 def test_the_service_and_the_sdk_server_both_serve_every_published_tool() -> None:
-    from huiyi.integrations.calls import MEMORY_TOOLS, RECALL_TOOLS
+    from huiyi.policy.tools import MEMORY_TOOLS, RECALL_TOOLS
 
     assert {t["name"] for t in published()["tools"]} == set(RECALL_TOOLS + MEMORY_TOOLS)

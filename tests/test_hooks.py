@@ -20,11 +20,11 @@ import pytest
 
 from huiyi import Huiyi
 from huiyi.config import Settings
-from huiyi.integrations import hook_front
-from huiyi.integrations.hook_front import LOG_MAX_BYTES, LOG_NAME, MAX_INPUT_BYTES, run
-from huiyi.integrations.hooks import HookCall, Hooks
+from huiyi.policy.hooks import HookCall, Hooks
 from huiyi.recall.anchor import ANCHOR_TURNS
 from huiyi.safety.exit import NOTES_HEADING
+from huiyi.transports import hook_command as hook_front
+from huiyi.transports.hook_command import LOG_MAX_BYTES, LOG_NAME, MAX_INPUT_BYTES, run
 from tests.builders import claude as cc
 from tests.builders import codex as cx
 from tests.builders import dsh

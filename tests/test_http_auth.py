@@ -30,10 +30,11 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import ListRootsResult, Root
 
 from huiyi.api import Huiyi
-from huiyi.cli_mcp import mcp, parse_http
+from huiyi.cli.mcp import mcp, parse_http
 from huiyi.errors import NotFoundError, UsageError
-from huiyi.integrations.context import CallerFinder
-from huiyi.integrations.http_auth import (
+from huiyi.policy.caller import CallerFinder
+from huiyi.recall.scope import CallerContext
+from huiyi.transports.http_auth import (
     OUTSIDE,
     TOKEN_FILE_NAME,
     GrantedFinder,
@@ -42,8 +43,7 @@ from huiyi.integrations.http_auth import (
     inside,
     load_or_create,
 )
-from huiyi.integrations.mcp_server import announce, http_app
-from huiyi.recall.scope import CallerContext
+from huiyi.transports.http_mcp import announce, http_app
 from tests.builders import dsh as b
 from tests.test_mcp import DSH_A, DSH_B, World, error, ok, world
 

@@ -12,9 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from huiyi import Huiyi
+from huiyi.harnesses.dsh.reader import DshReader
 from huiyi.model import Kind
 from huiyi.sources.base import Cursor, ReadResult
-from huiyi.sources.dsh import DshReader
 from huiyi.store import db, textindex
 from huiyi.store.ingest import Ingestor, SourceReport
 from huiyi.store.reading import PARALLEL_MIN_FILES, planned_workers

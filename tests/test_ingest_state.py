@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from huiyi import Huiyi
-from huiyi.sources.claude import ClaudeReader
+from huiyi.harnesses.claude_code.reader import ClaudeReader
 from huiyi.store.reading import pack_state, unpack_state
 from tests.builders import claude as cc
 

@@ -18,8 +18,8 @@ import tomlkit
 from click.testing import CliRunner, Result
 from ruamel.yaml import YAML
 
-from huiyi.cli import main
-from huiyi.integrations.install.codex import trust_hash
+from huiyi.cli.root import main
+from huiyi.harnesses.codex.install import trust_hash
 
 CLAUDE_EVENTS = ["SessionStart", "UserPromptSubmit", "PreCompact", "Stop"]
 DSH_EVENTS = ["SessionStart", "UserPromptSubmit", "Stop"]

@@ -34,11 +34,11 @@ from mcp.types import CallToolResult, ListRootsResult, Root, TextContent
 
 import huiyi
 from huiyi.api import Huiyi
-from huiyi.cli_mcp import mcp, parse_http
-from huiyi.integrations.context import CallerFinder
-from huiyi.integrations.http_auth import TOKEN_FILE_NAME
-from huiyi.integrations.mcp_server import HuiyiMCP
+from huiyi.cli.mcp import mcp, parse_http
+from huiyi.policy.caller import CallerFinder
 from huiyi.safety.envelope import MARKER_NAME, notice
+from huiyi.transports.http_auth import TOKEN_FILE_NAME
+from huiyi.transports.http_mcp import HuiyiMCP
 from tests.builders import claude as cb
 from tests.builders import dsh as b
 from tests.services import stop_services

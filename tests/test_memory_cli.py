@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from huiyi.cli import main
-from huiyi.cli_memory import memory
+from huiyi.cli.memory import memory
+from huiyi.cli.root import main
 from huiyi.workspace import resolve
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from huiyi.cli import main
+from huiyi.cli.root import main
 from huiyi.config import Settings
 from huiyi.errors import ExtractionError
 from huiyi.memory import Memory, MemoryConfig

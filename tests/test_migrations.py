@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from huiyi import Huiyi, StoreError
-from huiyi.cli import main
-from huiyi.sources.claude import ClaudeReader
+from huiyi.cli.root import main
+from huiyi.harnesses.claude_code.reader import ClaudeReader
 from huiyi.store import codes, db, ingest, migrations, reading, textindex, vectors
 from tests.builders import claude as cc
 from tests.builders import codex as cx

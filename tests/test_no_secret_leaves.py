@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from huiyi import Huiyi
-from huiyi.cli import main
+from huiyi.cli.root import main
 from huiyi.recall.scope import CallerContext
 from tests.builders import dsh
 from tests.test_redact import FAMILIES

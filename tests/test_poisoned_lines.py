@@ -27,12 +27,12 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from huiyi import Huiyi
-from huiyi.cli import main
+from huiyi.cli.root import main
+from huiyi.harnesses.claude_code.reader import ClaudeReader
+from huiyi.harnesses.codex.reader import CodexReader
+from huiyi.harnesses.dsh.reader import DshReader, pending_tool_calls, read_header
 from huiyi.recall.scope import CallerContext
 from huiyi.sources.base import MALFORMED_RECORD, Reader
-from huiyi.sources.claude import ClaudeReader
-from huiyi.sources.codex import CodexReader
-from huiyi.sources.dsh import DshReader, pending_tool_calls, read_header
 from huiyi.sources.generic import GenericReader
 from huiyi.store import migrations
 from huiyi.store.ingest import Ingestor, SourceReport

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from huiyi import Huiyi, NotFoundError
-from huiyi.cli import main
+from huiyi.cli.root import main
 from huiyi.recall.scope import CallerContext
 from huiyi.safety.privacy import has_marker, is_private_title
 from tests.builders import claude as cc

@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from huiyi import Huiyi
-from huiyi.cli import main
+from huiyi.cli.root import main
 from huiyi.model import Event, Kind
 from huiyi.recall.scope import CallerContext
 from tests.builders.claude import encode_cwd

@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from huiyi import Huiyi
-from huiyi.cli import main
+from huiyi.cli.root import main
 from huiyi.store import textpack
 from huiyi.store.ingest import Ingestor, uid_key
 from tests.builders import claude as cc

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from huiyi import Huiyi, UsageError
-from huiyi.cli import main
+from huiyi.cli.root import main
 from huiyi.config import ExtractConfig, MemoryConfig, Settings, Trigger
 from huiyi.errors import SettingsError
 from huiyi.memory import Memory

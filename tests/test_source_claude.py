@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from huiyi.harnesses.claude_code.reader import ClaudeReader
 from huiyi.model import Kind
 from huiyi.safety.envelope import wrap
 from huiyi.sources.base import Cursor
-from huiyi.sources.claude import ClaudeReader
 from tests.builders import claude as cc
 from tests.builders.reads import BAD_REASONS, Replay, bad_line, read_growing, read_whole
 

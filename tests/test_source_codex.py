@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from huiyi.harnesses.codex.reader import CodexReader, summary_of
 from huiyi.model import Kind
 from huiyi.safety.envelope import wrap
 from huiyi.sources.base import Cursor
-from huiyi.sources.codex import CodexReader, summary_of
 from tests.builders import codex as cx
 from tests.builders.reads import BAD_REASONS, Replay, bad_line, read_growing, read_whole
 

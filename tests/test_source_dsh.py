@@ -10,9 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from huiyi.model import Event, Kind, Surface
-from huiyi.sources.base import MAX_LINE_BYTES, Cursor, ReadResult
-from huiyi.sources.dsh import (
+from huiyi.harnesses.dsh.reader import (
     DshReader,
     pending_tool_call,
     pending_tool_calls,
@@ -20,6 +18,8 @@ from huiyi.sources.dsh import (
     split_tool_calls,
     tool_call_line,
 )
+from huiyi.model import Event, Kind, Surface
+from huiyi.sources.base import MAX_LINE_BYTES, Cursor, ReadResult
 from tests.builders import dsh as b
 from tests.builders.reads import read_growing, read_whole
 

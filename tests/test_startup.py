@@ -26,12 +26,12 @@ import pytest
 from click.testing import CliRunner
 
 from huiyi import Huiyi, StoreError
-from huiyi.cli import COMMANDS, main
-from huiyi.cli_front import DEFAULT_LAYER, DEFAULT_LIMIT, OPTIONS, search
+from huiyi.cli.quick_search import DEFAULT_LAYER, DEFAULT_LIMIT, OPTIONS, search
+from huiyi.cli.root import COMMANDS, main
 from huiyi.config import Settings
 from huiyi.errors import exit_code
-from huiyi.integrations.published import published
-from huiyi.integrations.service import address, socket_path
+from huiyi.policy.manifest import published
+from huiyi.transports.service import address, socket_path
 from tests.builders import dsh
 from tests.services import service_sockets, stop_services
 
@@ -53,7 +53,7 @@ NOT_FOR_SEARCH = (
     "email",
     "urllib.request",
     "importlib.metadata",
-    "huiyi.integrations.service",
+    "huiyi.transports.service",
     "socket",
     "concurrent.futures",  # the embedder's thread pool, made when it embeds
     "importlib.resources",  # with tempfile and zipfile, for two files beside their modules
@@ -297,7 +297,7 @@ def test_search_and_recall_print_the_same_through_the_warm_service(
 
 
 def test_the_search_front_knows_every_option_of_the_click_command() -> None:
-    from huiyi.cli_read import search_cmd
+    from huiyi.cli.search import search_cmd
 
     params = {opt: param for param in search_cmd.params for opt in param.opts}
     assert {opt for opt in params if opt.startswith("--")} == set(OPTIONS)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from huiyi import Huiyi, NotFoundError
-from huiyi.sources.dsh import DshReader
+from huiyi.harnesses.dsh.reader import DshReader
 from huiyi.store.ingest import Ingestor, SourceReport
 from tests.builders import dsh
 from tests.builders.lines import LineReader, write

@@ -3,7 +3,7 @@
 The public API is what `__all__` lists; everything else may change between releases.
 
 The names are loaded on first use (PEP 562 `__getattr__`), so importing a light module such as
-`huiyi.config` or the stdio front (`huiyi.integrations.front`) does not pull in the index, the
+`huiyi.config` or the stdio front (`huiyi.transports.stdio_mcp`) does not pull in the index, the
 search layers and their dependencies: `huiyi mcp` answers its first message before any of that
 would have finished importing.
 """

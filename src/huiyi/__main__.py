@@ -1,8 +1,8 @@
 """The `huiyi` command (and `python -m huiyi`): `huiyi mcp` over stdio and `huiyi hook HARNESS
-EVENT` go straight to their light fronts (`huiyi.integrations.front`, `.hook_front`), without
+EVENT` go straight to their light fronts (`huiyi.transports.stdio_mcp`, `.hook_front`), without
 importing click or the core, so a harness gets its handshake or its hook answered at once;
-`huiyi search` in the forms people type is served without click (`huiyi.cli_front`); every
-other command (and `--help`, and whatever a front leaves) is the click CLI (`huiyi.cli`)."""
+`huiyi search` in the forms people type is served without click (`huiyi.cli.quick_search`); every
+other command (and `--help`, and whatever a front leaves) is the click CLI (`huiyi.cli.root`)."""
 
 from __future__ import annotations
 
@@ -21,24 +21,24 @@ def main() -> None:
 
 def _dispatch(args: list[str]) -> None:
     if args[:1] == ["mcp"]:
-        from huiyi.integrations.front import main as front
+        from huiyi.transports.stdio_mcp import main as front
 
         status = front(args[1:])
         if status is not None:
             sys.exit(status)
     if args[:1] == ["hook"]:
-        from huiyi.integrations.hook_front import main as hook
+        from huiyi.transports.hook_command import main as hook
 
         status = hook(args[1:])
         if status is not None:
             sys.exit(status)
     if args[:1] == ["search"]:
-        from huiyi.cli_front import search
+        from huiyi.cli.quick_search import search
 
         status = search(args[1:])
         if status is not None:
             sys.exit(status)
-    from huiyi.cli import main as cli
+    from huiyi.cli.root import main as cli
 
     cli()
 

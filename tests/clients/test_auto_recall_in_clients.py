@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 
-from huiyi.integrations.install.common import is_huiyi_hook
+from huiyi.install.common import is_huiyi_hook
 from tests.clients.fake_model import Recorded, Reply, Summary
 from tests.clients.harness import Run, claude_result, huiyi_install_argv
 from tests.clients.installed import (

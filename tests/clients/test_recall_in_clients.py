@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from huiyi.cli import main
+from huiyi.cli.root import main
 from tests.clients.fake_model import (
     Reply,
     ToolCall,

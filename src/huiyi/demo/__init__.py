@@ -16,7 +16,7 @@ DATA = Path(__file__).with_name("data")
 
 
 def demo_readers() -> list[Reader]:
-    from huiyi.sources.claude import ClaudeReader
-    from huiyi.sources.dsh import DshReader
+    from huiyi.harnesses.claude_code.reader import ClaudeReader
+    from huiyi.harnesses.dsh.reader import DshReader
 
     return [DshReader(DATA / "dsh"), ClaudeReader([DATA / "claude"])]

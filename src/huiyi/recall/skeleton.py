@@ -16,6 +16,7 @@ import sqlite3
 from collections import Counter
 from dataclasses import dataclass, field
 
+from huiyi.harnesses.dsh.reader import split_tool_calls
 from huiyi.model import Event, Kind, Surface
 from huiyi.recall.render import clean, first_line, one_line, plural
 from huiyi.safety.budget import (
@@ -25,7 +26,6 @@ from huiyi.safety.budget import (
     Budget,
 )
 from huiyi.sources.base import is_own_tool, is_own_traffic
-from huiyi.sources.dsh import split_tool_calls
 from huiyi.store import queries
 
 _TARGET_KEYS = (

@@ -1,8 +1,10 @@
-"""Log readers, one module per harness, all speaking the contract in `base`."""
+"""Reading logs: the contract every reader speaks (`base`), the line and fold machinery the JSONL
+readers share (`jsonl`, `fold`), the generic JSONL import (`generic`), and the readers of every
+harness huiyi knows (each in its own package, `huiyi.harnesses.<name>.reader`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from huiyi.config import Settings
@@ -10,16 +12,14 @@ from huiyi.sources.base import Cursor, Reader, ReadResult, SessionChunk
 
 
 def default_readers(settings: Settings) -> list[Reader]:
-    """Readers for every harness huiyi knows, rooted where `settings` says."""
-    from huiyi.sources.claude import ClaudeReader
-    from huiyi.sources.codex import CodexReader
-    from huiyi.sources.dsh import DshReader
+    """Readers for every harness huiyi knows (`huiyi.harnesses`), rooted where `settings` say."""
+    from huiyi.harnesses import ADAPTERS
 
-    return [
-        DshReader(settings.dsh_home),
-        ClaudeReader(settings.claude_dirs),
-        CodexReader(settings.codex_home),
-    ]
+    readers = []
+    for adapter in ADAPTERS:
+        make: Callable[[Settings], Reader] = adapter.part("reader").reader
+        readers.append(make(settings))
+    return readers
 
 
 def generic_reader(paths: Sequence[Path]) -> Reader:

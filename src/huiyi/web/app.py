@@ -1,6 +1,6 @@
 """The web page as an ASGI app (Starlette) behind `guard.Guard`, served by uvicorn on loopback.
 
-Why its own process rather than a listener in the warm service (`integrations/service.py`):
+Why its own process rather than a listener in the warm service (`transports/service.py`):
 the service is a detached helper that fronts start and that exits after ten idle minutes, and
 its promise is that it is reachable only through an owner-only Unix socket, never a TCP port.
 The page is the opposite: a foreground command a person starts and stops, listening on a

@@ -30,7 +30,7 @@ from http.cookies import CookieError, SimpleCookie
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, urlencode
 
-from huiyi.integrations.http_auth import host_checks
+from huiyi.transports.http_auth import host_checks
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Message, Receive, Scope, Send

@@ -1,0 +1,1 @@
+"""The `huiyi` command line: one module per command, imported only when it runs."""

@@ -1,0 +1,105 @@
+"""`huiyi install` and `huiyi agents-md`: connect huiyi to a harness, keep the AGENTS.md digest.
+
+Only parsing and printing live here; what is written where is `huiyi.install` and
+`huiyi.install.agents_md`. Register with `main.add_command(install)` and
+`main.add_command(agents_md)`; what `huiyi doctor` shows of what is installed where is in
+`cli_index`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from huiyi.cli.common import edge, pass_huiyi
+from huiyi.errors import UsageError
+from huiyi.install import HARNESSES, Change, Launch, apply, diff, plan
+from huiyi.install import agents_md as digest
+
+if TYPE_CHECKING:
+    from huiyi.api import Huiyi
+
+__all__ = ["agents_md", "install"]
+
+
+def _env_pairs(pairs: tuple[str, ...]) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip() or not key.replace("_", "").isalnum():
+            raise UsageError(f"--env takes KEY=VALUE, e.g. HUIYI_EMBEDDER=none (got {pair!r})")
+        out[key.strip()] = value
+    return out
+
+
+def _write(changes: list[Change], dry_run: bool) -> None:
+    """Show the diff (--dry-run) or write the changes, one line per file either way."""
+    if dry_run:
+        shown = diff(changes)
+        click.echo(shown or "nothing to change", nl=not shown)
+        click.echo("(--dry-run: nothing was written)")
+        return
+    done = {w.path: w for w in apply(changes)}
+    for change in changes:
+        written = done.get(change.path)
+        if written is None:
+            click.echo(f"unchanged  {change.path}")
+            continue
+        backup = f" (backup: {written.backup})" if written.backup else ""
+        click.echo(f"{written.action:<10} {change.path}{backup}")
+
+
+@click.command("install")
+@click.argument("harness", type=click.Choice(HARNESSES))
+@click.option("--dry-run", is_flag=True, help="Show the changes as a unified diff; write nothing.")
+@click.option("--uninstall", is_flag=True, help="Remove huiyi's entries; leave everything else.")
+@click.option(
+    "--profile",
+    help="DSH only: write the profile's cordis.patch.yml instead of the one for all profiles.",
+)
+@click.option(
+    "--env",
+    "env",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="One more variable for huiyi's entries (repeatable), e.g. HUIYI_EMBEDDER=none.",
+)
+@pass_huiyi
+@edge
+def install(
+    hy: Huiyi,
+    harness: str,
+    dry_run: bool,
+    uninstall: bool,
+    profile: str | None,
+    env: tuple[str, ...],
+) -> None:
+    """Write huiyi's MCP server and hooks into a harness's config (idempotent, with backups)."""
+    launch = Launch.current(hy.settings, _env_pairs(env))
+    changes = plan(harness, hy.settings, launch, uninstall=uninstall, profile=profile)
+    _write(changes, dry_run)
+    if not dry_run and not uninstall:
+        click.echo(f"huiyi runs as: {' '.join(launch.mcp_argv())}")
+
+
+@click.group("agents-md")
+def agents_md() -> None:
+    """Keep a memory digest in AGENTS.md for DSH sessions without hooks."""
+
+
+@agents_md.command("sync")
+@click.option(
+    "--project",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write this project's notes to DIR/AGENTS.local.md (default: the user profile to "
+    "DSH_HOME/AGENTS.md).",
+)
+@click.option("--remove", is_flag=True, help="Remove the digest block; leave the rest.")
+@click.option("--dry-run", is_flag=True, help="Show the change as a unified diff; write nothing.")
+@pass_huiyi
+@edge
+def sync(hy: Huiyi, project: Path | None, remove: bool, dry_run: bool) -> None:
+    """Write (or refresh) the marked memory digest block; text outside it is never touched."""
+    _write([digest.plan(hy.settings, project, remove=remove)], dry_run)

@@ -1,0 +1,81 @@
+"""`huiyi install claude-code`: the MCP server and the hooks where Claude Code reads them.
+
+- The server goes to `mcpServers.huiyi` in `~/.claude.json` (user scope, exactly what
+  `claude mcp add --scope user huiyi -e ... -- ...` writes: `type`, `command`, `args`, `env`).
+  With `CLAUDE_CONFIG_DIR` set, Claude Code keeps that file at `$CLAUDE_CONFIG_DIR/.claude.json`
+  instead, and so do we.
+- The hooks go to `settings.json` in the config dir (`~/.claude/settings.json`):
+  SessionStart, UserPromptSubmit, PreCompact and Stop, each `huiyi hook claude-code <Event>`.
+
+`~/.claude.json` is Claude Code's own state file (projects, tips, counters) and Claude rewrites
+it while it runs: only the `huiyi` key is touched, and `apply` refuses to write if the file
+changed after it was read.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from huiyi.config import Settings
+from huiyi.errors import UsageError
+from huiyi.install.common import (
+    HOOKS,
+    Change,
+    Launch,
+    Status,
+    dump_json,
+    hooks_change,
+    huiyi_events,
+    load_json,
+    quiet_json,
+    read_text,
+    set_or_drop,
+)
+
+NAME = "claude-code"
+SERVER = "huiyi"
+
+
+def paths(settings: Settings) -> tuple[Path, Path]:
+    """(the file with the user-scope MCP servers, the user settings file)."""
+    config_dir = settings.claude_config_dir
+    if config_dir is not None:
+        return config_dir / ".claude.json", config_dir / "settings.json"
+    default_dir = settings.claude_dirs[-1]  # HOME/.claude
+    return default_dir.parent / ".claude.json", default_dir / "settings.json"
+
+
+def server_entry(launch: Launch) -> dict[str, Any]:
+    argv = launch.mcp_argv()
+    return {"type": "stdio", "command": argv[0], "args": argv[1:], "env": dict(launch.env)}
+
+
+def plan(settings: Settings, launch: Launch, *, uninstall: bool = False) -> list[Change]:
+    state_path, settings_path = paths(settings)
+    state_text = read_text(state_path)
+    state = load_json(state_path, state_text)
+    servers = state.get("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise UsageError(f"{state_path}: `mcpServers` is not an object; nothing was written")
+    servers = dict(servers)
+    if uninstall:
+        servers.pop(SERVER, None)
+    else:
+        servers[SERVER] = server_entry(launch)  # in place when it was there already
+    new_state = set_or_drop(state, "mcpServers", servers)
+    hooks, _ = hooks_change(settings_path, launch, NAME, HOOKS, uninstall=uninstall)
+    return [Change(state_path, state_text, dump_json(new_state, state_text)), hooks]
+
+
+def status(settings: Settings) -> Status:
+    state_path, settings_path = paths(settings)
+    servers = quiet_json(state_path).get("mcpServers")
+    return Status(
+        NAME,
+        mcp=isinstance(servers, dict) and SERVER in servers,
+        mcp_path=state_path,
+        hooks=huiyi_events(quiet_json(settings_path).get("hooks")),
+        hooks_path=settings_path,
+        wanted_hooks=tuple(h.event for h in HOOKS),
+    )

@@ -1,0 +1,1 @@
+"""Transports: how a request reaches the core."""

@@ -1,0 +1,133 @@
+"""`huiyi hook <claude-code|codex|dsh> <Event>`: the command a harness runs at a hook.
+
+A harness waits for its hooks before it goes on (Claude Code runs UserPromptSubmit before the
+prompt is sent), so a hook must answer in well under a second. Importing the core alone takes
+longer than that on a small machine, so this module, like the MCP stdio front (`front.py`),
+imports only the standard library and `huiyi.config`. It
+
+1. reads the hook's JSON object from stdin (at most `MAX_INPUT_BYTES`);
+2. hands it to the warm per-home service (`service.py`, started on first use), or, with
+   `HUIYI_SERVICE=off` or no service to be had, serves it in this process with the same core
+   code (`hooks.py`);
+3. prints what the model gets in the one form every harness takes, DSH's Claude-Code bridge
+   included (it ignores plain stdout): `{"hookSpecificOutput": {"hookEventName": "<Event>",
+   "additionalContext": "..."}}`; nothing at all when there is nothing to inject.
+
+It fails open: whatever goes wrong (input that is not JSON or has wrong types, a broken index, a
+home that cannot be created, a bug), the hook prints nothing, exits 0, and one line, redacted,
+goes to `HUIYI_HOME/hooks.log` (kept under `LOG_MAX_BYTES`, with one older file beside it). A
+bad setting, which leaves no home to log to, is one line on stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+from typing import IO, Any
+
+from huiyi.config import Settings
+from huiyi.errors import SettingsError
+
+__all__ = ["LOG_MAX_BYTES", "LOG_NAME", "MAX_INPUT_BYTES", "main", "run"]
+
+#: the largest hook input read; anything larger is refused (a harness sends a few hundred bytes)
+MAX_INPUT_BYTES = 1 << 20
+LOG_NAME = "hooks.log"
+#: the log is moved to `hooks.log.1` (replacing it) once it is larger than this
+LOG_MAX_BYTES = 256 * 1024
+#: one log line is cut to this many characters
+LOG_LINE_CHARS = 600
+
+Reply = dict[str, Any]
+
+
+def main(args: Sequence[str]) -> int | None:
+    """`huiyi hook HARNESS EVENT` from the command line; None for anything else (`--help`, a
+    wrong number of arguments), which the click command answers."""
+    if len(args) != 2 or any(arg.startswith("-") for arg in args):
+        return None
+    harness, event = args
+    return run(harness, event, sys.stdin.buffer, sys.stdout)
+
+
+def run(harness: str, event: str, stdin: IO[bytes], stdout: IO[str]) -> int:
+    """Serve one hook: stdin in, the harness's JSON form out. Always 0 (it fails open)."""
+    try:
+        settings = Settings.from_env()
+    except SettingsError as exc:
+        print(f"huiyi hook: {exc}", file=sys.stderr)
+        return 0
+    try:
+        reply = _serve(settings, harness, event, stdin)
+    except Exception as exc:  # the top of a hook: it fails open, the log says why
+        reply = {"error": f"internal error: {type(exc).__name__}: {exc}"}
+    for note in reply.get("notes") or ():
+        log(settings, harness, event, str(note))
+    if "error" in reply:
+        log(settings, harness, event, str(reply["error"]))
+        return 0
+    context = reply.get("context")
+    if isinstance(context, str) and context:
+        output = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}
+        stdout.write(json.dumps(output, ensure_ascii=False) + "\n")
+        stdout.flush()
+    return 0
+
+
+def _serve(settings: Settings, harness: str, event: str, stdin: IO[bytes]) -> Reply:
+    raw = stdin.read(MAX_INPUT_BYTES + 1)
+    if len(raw) > MAX_INPUT_BYTES:
+        return {"error": f"the hook input is larger than {MAX_INPUT_BYTES:,} bytes; not read"}
+    try:
+        payload = json.loads(raw)
+    except (ValueError, RecursionError):
+        return {"error": "the hook input is not a JSON object; nothing was done"}
+    request = {"harness": harness, "event": event, "input": payload}
+    if settings.service:
+        from huiyi.policy.manifest import published
+        from huiyi.transports.service import PROTOCOL, ServiceClient, ServiceStopped
+
+        client = ServiceClient(settings, published()["serverInfo"]["version"])
+        try:
+            result = client.call({"v": PROTOCOL, "hook": request}, roots=lambda: [])  # none
+        except ServiceStopped as exc:  # it may have done the work: not done again
+            return {
+                "error": f"the huiyi service stopped during this hook ({exc}); see "
+                f"{client.log_path}"
+            }
+        if result is not None:
+            return result
+    return _in_process(settings, request)
+
+
+def _in_process(settings: Settings, request: Reply) -> Reply:
+    """The hook served here, by the code the service runs."""
+    from huiyi.api import Huiyi
+    from huiyi.policy.hooks import Hooks, answer
+
+    with Huiyi(settings=settings) as hy:
+        return answer(Hooks(hy), lambda work: work(), request)
+
+
+def log(settings: Settings, harness: str, event: str, message: str) -> None:
+    """One line in `HUIYI_HOME/hooks.log`, through the safety exit (redacted); nowhere to
+    write it is no failure either."""
+    from huiyi.safety.exit import deliver_error
+
+    text = " ".join(deliver_error(message).split())[:LOG_LINE_CHARS]
+    line = f"{time.strftime('%Y-%m-%dT%H:%M:%S%z')} {harness} {event}: {text}\n"
+    path = settings.home / LOG_NAME
+    try:
+        settings.ensure_home()
+        if path.exists() and path.stat().st_size > LOG_MAX_BYTES:
+            os.replace(path, path.with_name(LOG_NAME + ".1"))
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, line.encode("utf-8", "replace"))
+        finally:
+            os.close(fd)
+    except OSError:
+        pass  # no home to write to: the hook still fails open
