@@ -19,7 +19,6 @@ Prints the median, min and max per kind in milliseconds.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import statistics
 import sys
@@ -36,18 +35,31 @@ sys.path.insert(0, str(SRC))
 from huiyi.api import Huiyi  # noqa: E402
 from huiyi.config import Settings  # noqa: E402
 from huiyi.policy.caller import CallerFinder  # noqa: E402
-from huiyi.policy.tools import Call, Calls  # noqa: E402
+from huiyi.policy.protocol import ToolCall  # noqa: E402
+from huiyi.policy.tools import McpTools  # noqa: E402
 
 
-def measure(calls: Calls, finder: CallerFinder, n: int, turn: str | None) -> list[float]:
+class _Accepts:
+    """A client whose user allows every question."""
+
+    def roots(self) -> list[str]:
+        return []
+
+    def ask(self, question: str) -> str:
+        return "accept"
+
+
+def measure(calls: McpTools, finder: CallerFinder, n: int, turn: str | None) -> list[float]:
     """Milliseconds per `recall_history` call; `turn`: one turn id for all, None: a new one
     each call."""
     took = []
     for i in range(n):
         meta = {"x-codex-turn-metadata": {"turn_id": turn or f"turn-{i}"}}
-        call = Call("recall_history", {"query": "deploy migration"}, meta, client="bench")
+        call = ToolCall(
+            "recall_history", {"query": "deploy migration"}, meta, client="bench", can_elicit=True
+        )
         started = time.perf_counter()
-        result = calls.handle(call, finder, list, lambda _question: "accept")
+        result = calls.handle(call, finder, _Accepts())
         took.append((time.perf_counter() - started) * 1000)
         if result["isError"]:
             raise SystemExit(result["content"][0]["text"])
@@ -72,8 +84,8 @@ def main() -> None:
             ("asked", True, None),
             ("same reply", True, "t"),
         ):
-            settings = dataclasses.replace(base, ask_before_recall=on)
-            calls = Calls(Huiyi(settings=settings))
+            settings = base._replace(ask_before_recall=on)
+            calls = McpTools(Huiyi(settings=settings))
             try:
                 finder = CallerFinder.for_settings(settings, cwd=str(workspace))
                 measure(calls, finder, 3, turn)  # warm: the index is read once
@@ -88,7 +100,7 @@ def main() -> None:
     if args.json:
         print(json.dumps(numbers, indent=2))
         return
-    print(f"recall_history through Calls.handle, {args.calls} calls each (ms)")
+    print(f"recall_history through McpTools.handle, {args.calls} calls each (ms)")
     for kind, row in numbers.items():
         print(
             f"  {kind:<11} median {row['median_ms']:6.1f}  "

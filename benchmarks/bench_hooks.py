@@ -172,7 +172,7 @@ def main() -> None:
         grow(transcript, str(project), -1)
         with Huiyi(settings=settings) as hy:
             hy.index()
-            memory = hy.memory_for(project)
+            memory = hy.workspace_memory(project)
             memory.add("memory", "Deploys go through make ship; never by hand.")
             memory.add("memory", "数据库迁移先在 staging 跑一遍再上生产。")
             memory.add("user", "Prefers short answers, in Chinese when the question is.")

@@ -69,8 +69,8 @@ SRC = Path(__file__).resolve().parent.parent / "src"
 sys.path.insert(0, str(SRC))
 
 from huiyi.config import Settings  # noqa: E402
-from huiyi.policy.manifest import published  # noqa: E402
-from huiyi.transports.service import socket_path  # noqa: E402
+from huiyi.policy.manifest import manifest  # noqa: E402
+from huiyi.transports.service_client import socket_path  # noqa: E402
 
 MEASURES = ("initialize", "tools/list", "first call")
 SDK_SERVER = (
@@ -108,7 +108,7 @@ async def one_spawn(params: StdioServerParameters, errlog_path: Path) -> dict[st
 
 def stop_service(env: dict[str, str]) -> None:
     """Stop the warm service of this home, if one runs, and wait until it is gone."""
-    path = socket_path(Settings.from_env(env), published()["serverInfo"]["version"])
+    path = socket_path(Settings.from_env(env), manifest()["serverInfo"]["version"])
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
         try:
             conn.connect(str(path))

@@ -15,7 +15,7 @@ import socket
 import struct
 from pathlib import Path
 
-from huiyi.transports.service import address
+from huiyi.transports.wire import address
 
 
 def service_sockets(huiyi_home: Path) -> list[Path]:

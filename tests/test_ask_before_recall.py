@@ -31,8 +31,9 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, ElicitRequestParams, ElicitResult, TextContent
 
 from huiyi.api import Huiyi
+from huiyi.harnesses.claude_code.caller import claude_prompt_id
 from huiyi.policy.caller import CallerFinder
-from huiyi.policy.consent import WINDOW_SECONDS, Answers, claude_prompt_id
+from huiyi.policy.consent import WINDOW_SECONDS, Answers
 from huiyi.safety.envelope import notice
 from huiyi.transports.http_mcp import HuiyiMCP
 from huiyi.transports.stdio_mcp import ASK_SECONDS

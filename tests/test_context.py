@@ -12,24 +12,16 @@ from typing import Any
 
 import pytest
 
-from huiyi.policy import caller as context
-from huiyi.policy.caller import (
-    HOW_CLAUDE,
-    HOW_CLAUDE_ID,
-    HOW_CODEX,
-    HOW_CWD,
-    HOW_DSH,
-    HOW_ROOTS,
-    MAX_AGE_SECONDS,
-    CallerFinder,
-    ToolCall,
-    claude_caller,
-    claude_caller_by_id,
-    codex_caller,
-    dsh_caller,
-    same_arguments,
-    workspace_from_roots,
-)
+from huiyi.harnesses.claude_code.caller import HOW_PENDING as HOW_CLAUDE
+from huiyi.harnesses.claude_code.caller import HOW_TOOL_USE as HOW_CLAUDE_ID
+from huiyi.harnesses.claude_code.caller import claude_caller, claude_caller_by_id
+from huiyi.harnesses.codex.caller import HOW as HOW_CODEX
+from huiyi.harnesses.codex.caller import codex_caller
+from huiyi.harnesses.dsh import caller as context
+from huiyi.harnesses.dsh.caller import HOW as HOW_DSH
+from huiyi.harnesses.dsh.caller import dsh_caller
+from huiyi.harnesses.pending import MAX_AGE_SECONDS, ToolCall, same_arguments
+from huiyi.policy.caller import HOW_CWD, HOW_ROOTS, CallerFinder, workspace_from_roots
 from tests.builders import claude as cb
 from tests.builders import codex as cx
 from tests.builders import dsh as b

@@ -83,7 +83,7 @@ def test_memory_previews_in_a_refusal_keep_no_piece_of_a_secret(isolated_home: P
     cwd = isolated_home / "acme"
     (cwd / ".git").mkdir(parents=True)
     with Huiyi() as hy:
-        memory = hy.memory_of(CallerContext(str(cwd), None))
+        memory = hy.agent_memory(CallerContext(str(cwd), None))
         store = memory.store(Target.MEMORY)
         # a person's own edit of the file may hold anything; the model's writes are scanned
         entries = straddling(PREVIEW_CHARS)[:6]

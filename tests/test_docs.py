@@ -29,13 +29,14 @@ from huiyi.cli.root import main
 from huiyi.config import Settings
 from huiyi.eval.negatives import PER_WORKSPACE
 from huiyi.harnesses.codex import install as codex_install
+from huiyi.harnesses.pending import MAX_AGE_SECONDS, MAX_LOGS
 from huiyi.install.agents_md import MAX_DIGEST_CHARS
 from huiyi.memory.extract import DEBOUNCE_S, MAX_FACTS
 from huiyi.memory.search import HALF_LIFE_DAYS, HIT_WEIGHT, K1, B
 from huiyi.memory.tools import STOP_AFTER
 from huiyi.policy import hooks
-from huiyi.policy.caller import MAX_AGE_SECONDS, MAX_LOGS, CallerFinder
-from huiyi.recall import anchor
+from huiyi.policy.caller import CallerFinder
+from huiyi.recall import anchor, anchors
 from huiyi.recall.tools import (
     EXPAND_MAX,
     HISTORY_MAX,
@@ -368,7 +369,7 @@ CLAIMS = [
     claim("docs/hooks.md", r"offered for (\d+) turns", anchor.ANCHOR_TURNS),
     claim("docs/hooks.md", r"more than (\d+) hours after it\s+happened", anchor.FRESH_MS / 3.6e6),
     claim("docs/hooks.md", r"waits for it, at most (\d+) s", hooks.COMPACT_WAIT_SECONDS),
-    claim("docs/hooks.md", r"the (\d+) most recent", hooks.STATE_SESSIONS),
+    claim("docs/hooks.md", r"the (\d+) most recent", anchors.STATE_SESSIONS),
     claim("docs/hooks.md", r"waits at most ([\d.]+) s for the index\s+writer", hooks.LOCK_SECONDS),
     claim("docs/hooks.md", r"more than (\d+) MiB of\s+input", hook_front.MAX_INPUT_BYTES / 2**20),
     claim("docs/hooks.md", r"passes (\d+) KiB", hook_front.LOG_MAX_BYTES / 1024),
@@ -520,7 +521,7 @@ def test_the_public_api_is_what_all_lists() -> None:
         "embed",
         "memory",
         "recall",
-        "memory_of",
+        "agent_memory",
     ):
         assert hasattr(huiyi.Huiyi, method)
 

@@ -21,10 +21,11 @@ from pathlib import Path
 import pytest
 
 from huiyi import Huiyi
+from huiyi.harnesses.dsh.caller import dsh_caller
 from huiyi.harnesses.dsh.frames import ZstdFrames
 from huiyi.harnesses.dsh.reader import DshReader, pending_tool_calls, split_tool_calls
+from huiyi.harnesses.pending import ToolCall
 from huiyi.model import Event, Kind, Surface
-from huiyi.policy.caller import ToolCall, dsh_caller
 from huiyi.recall.scope import CallerContext
 from huiyi.recall.tools import Recall
 from huiyi.sources.base import Cursor

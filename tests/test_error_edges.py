@@ -142,7 +142,7 @@ def test_a_memory_write_that_works_is_no_error_and_search_results_come_as_data(
     assert found.is_error is False
     assert isinstance(found.content[0], TextContent)
     assert "HUIYI_DATA" in found.content[0].text and "Likes Vim." in found.content[0].text
-    assert server.hy.memory_of(CallerContext(None)).entries(Target.USER) == ["Likes Vim."]
+    assert server.hy.agent_memory(CallerContext(None)).entries(Target.USER) == ["Likes Vim."]
 
 
 def test_a_damaged_index_answers_the_one_shape_naming_the_repair(

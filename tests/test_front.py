@@ -32,12 +32,15 @@ import huiyi
 from huiyi.api import Huiyi
 from huiyi.config import Settings
 from huiyi.errors import SettingsError
+from huiyi.policy.arguments import InvalidArguments, check_arguments
 from huiyi.policy.caller import CallerFinder
-from huiyi.policy.manifest import PUBLISHED_PATH, published
-from huiyi.policy.tools import InvalidArguments, check_arguments
-from huiyi.transports.http_mcp import HuiyiMCP, published_text
-from huiyi.transports.service import IDLE_SECONDS, Service, address, socket_path
-from huiyi.transports.stdio_mcp import Front, Options, parse
+from huiyi.policy.manifest import MANIFEST_PATH, manifest
+from huiyi.policy.protocol import Reply
+from huiyi.transports.http_mcp import HuiyiMCP, manifest_text
+from huiyi.transports.service import IDLE_SECONDS, Service
+from huiyi.transports.service_client import socket_path
+from huiyi.transports.stdio_mcp import Options, StdioServer, parse
+from huiyi.transports.wire import address
 from tests.builders import claude as cb
 from tests.builders import dsh as b
 from tests.services import kill_service, service_pid, service_sockets, stop_services
@@ -234,10 +237,10 @@ def test_published_json_is_what_the_sdk_server_publishes(home: Path) -> None:
     hy = Huiyi()
     app = HuiyiMCP(hy, CallerFinder.for_settings(hy.settings, cwd=str(home)))
     try:
-        expected = published_text(app.build())
+        expected = manifest_text(app.build())
     finally:
         app.close()
-    assert PUBLISHED_PATH.read_text(encoding="utf-8") == expected, (
+    assert MANIFEST_PATH.read_text(encoding="utf-8") == expected, (
         "manifest.json is stale: run `python -m huiyi.transports.http_mcp`"
     )
 
@@ -259,7 +262,7 @@ def test_the_front_answers_the_handshake_and_lists_exactly_as_the_sdk_server(
     assert answers["front"][0]["result"]["protocolVersion"] == "2025-11-25"
     assert answers["front"][1]["result"]["protocolVersion"] == "2024-11-05"
     tools = {tool["name"] for tool in answers["front"][2]["result"]["tools"]}
-    assert tools == {t["name"] for t in published()["tools"]}
+    assert tools == {t["name"] for t in manifest()["tools"]}
     assert len(tools) == 6
 
 
@@ -292,7 +295,7 @@ def test_the_front_answers_the_handshake_without_importing_click_the_sdk_or_nump
     tools = server.request(1, "tools/list")["result"]["tools"]
     assert server.close() == 0
     assert json.loads(report.read_text()) == []
-    assert hello["serverInfo"] == {"name": "memo", "version": published()["serverInfo"]["version"]}
+    assert hello["serverInfo"] == {"name": "memo", "version": manifest()["serverInfo"]["version"]}
     assert hello["protocolVersion"] == "2025-06-18"
     assert len(tools) == 6
     assert server.errlog.read_text() == ""
@@ -388,7 +391,7 @@ def test_the_service_socket_is_owner_only_in_an_owner_only_home(home: Path, acme
     assert stat.S_ISSOCK(path.stat().st_mode)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
-    version = published()["serverInfo"]["version"]
+    version = manifest()["serverInfo"]["version"]
     assert path == socket_path(Settings.from_env(env_of(home)), version)
 
 
@@ -437,7 +440,7 @@ def test_two_fronts_starting_at_once_start_one_service(home: Path, acme: Path) -
 def test_a_stale_socket_is_replaced(home: Path, acme: Path) -> None:
     settings = Settings.from_env(env_of(home))
     settings.ensure_home()
-    path = socket_path(settings, published()["serverInfo"]["version"])
+    path = socket_path(settings, manifest()["serverInfo"]["version"])
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as dead, address(path) as where:
         dead.bind(where)  # a socket file nobody listens on, as a killed service leaves
     assert path.exists() and service_pid(path) is None
@@ -467,7 +470,7 @@ def test_a_killed_service_is_replaced_and_the_next_call_still_answers(
 def test_a_service_that_cannot_start_leaves_the_call_to_the_front(home: Path, acme: Path) -> None:
     (home / ".huiyi").mkdir(mode=0o700)
     settings = Settings.from_env(env_of(home))
-    path = socket_path(settings, published()["serverInfo"]["version"])
+    path = socket_path(settings, manifest()["serverInfo"]["version"])
     path.mkdir()  # the socket's place is taken: no service can bind there
     server = spawn(home, acme)
     server.initialize()
@@ -503,7 +506,7 @@ def test_the_service_answers_no_other_user(home: Path, monkeypatch: pytest.Monke
     path = home / ".huiyi" / "peer.sock"
     service = Service(settings, path, idle_seconds=WAIT)
     service.listen()
-    monkeypatch.setattr("huiyi.transports.service._peer_uid", lambda _conn: os.getuid() + 1)
+    monkeypatch.setattr("huiyi.transports.service.peer_uid", lambda _conn: os.getuid() + 1)
     thread = threading.Thread(target=service.serve, daemon=True)
     thread.start()
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
@@ -521,16 +524,15 @@ def test_the_service_answers_no_other_user(home: Path, monkeypatch: pytest.Monke
 
 
 class Recorder:
-    """Stands in for `Calls` in an in-process service: records what reached it."""
+    """Stands in for the core's `RequestHandler` in an in-process service: records what
+    reached it, asking the front back for its roots as the core does."""
 
     def __init__(self) -> None:
-        self.seen: list[tuple[Any, CallerFinder, list[str]]] = []
+        self.seen: list[tuple[Any, list[str]]] = []
 
-    def handle(
-        self, call: Any, finder: CallerFinder, roots: Any, ask: Any = None
-    ) -> dict[str, Any]:
-        self.seen.append((call, finder, roots()))
-        return {"content": [{"type": "text", "text": "ok"}], "isError": False}
+    def handle(self, request: Any, peer: Any) -> Reply:
+        self.seen.append((request, peer.roots()))
+        return Reply({"content": [{"type": "text", "text": "ok"}], "isError": False})
 
     def close(self) -> None:
         pass
@@ -541,15 +543,15 @@ def test_the_front_forwards_the_call_its_meta_and_how_to_find_the_caller(
 ) -> None:
     settings = Settings.from_env(env_of(home))
     settings.ensure_home()
-    version = published()["serverInfo"]["version"]
+    version = manifest()["serverInfo"]["version"]
     service = Service(settings, socket_path(settings, version), idle_seconds=WAIT)
     service.listen()
     recorder = Recorder()
-    monkeypatch.setattr(service, "_load", lambda: (setattr(service, "_calls", recorder), None))
+    monkeypatch.setattr(service, "_load", lambda: (setattr(service, "handler", recorder), None))
     service._loaded.set()
     thread = threading.Thread(target=service.serve, daemon=True)
     thread.start()
-    front = Front(
+    front = StdioServer(
         settings,
         server="memo",
         cwd=str(tmp_path),
@@ -563,9 +565,9 @@ def test_the_front_forwards_the_call_its_meta_and_how_to_find_the_caller(
     meta = {"claudecode/toolUseId": "toolu_01", "progressToken": 3}
     result = front.call("session_list", {"limit": 5}, meta)
     assert result == {"content": [{"type": "text", "text": "ok"}], "isError": False}
-    ((call, finder, roots),) = recorder.seen
+    ((call, roots),) = recorder.seen
     assert (call.tool, call.arguments, call.meta) == ("session_list", {"limit": 5}, meta)
-    assert (finder.server, finder.cwd, finder.forced, finder.forced_how) == (
+    assert (call.caller.server, call.caller.cwd, call.caller.forced, call.caller.forced_how) == (
         "memo",
         str(tmp_path),
         str(home),
@@ -668,4 +670,4 @@ def test_the_readme_states_the_idle_timeout_the_service_uses() -> None:
 def test_the_service_and_the_sdk_server_both_serve_every_published_tool() -> None:
     from huiyi.policy.tools import MEMORY_TOOLS, RECALL_TOOLS
 
-    assert {t["name"] for t in published()["tools"]} == set(RECALL_TOOLS + MEMORY_TOOLS)
+    assert {t["name"] for t in manifest()["tools"]} == set(RECALL_TOOLS + MEMORY_TOOLS)

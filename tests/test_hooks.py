@@ -20,7 +20,7 @@ import pytest
 
 from huiyi import Huiyi
 from huiyi.config import Settings
-from huiyi.policy.hooks import HookCall, Hooks
+from huiyi.policy.hooks import Hooks, parse
 from huiyi.recall.anchor import ANCHOR_TURNS
 from huiyi.safety.exit import NOTES_HEADING
 from huiyi.transports import hook_command as hook_front
@@ -105,8 +105,8 @@ def hook_log(home: Path) -> str:
 
 def remember(project: Path) -> None:
     with Huiyi() as hy:
-        hy.memory_for(project).add("memory", NOTE)
-        hy.memory_for(project).add("user", "Prefers answers in Chinese.")
+        hy.workspace_memory(project).add("memory", NOTE)
+        hy.workspace_memory(project).add("user", "Prefers answers in Chinese.")
 
 
 # -- SessionStart ------------------------------------------------------------------------------
@@ -128,7 +128,7 @@ def test_session_start_is_the_same_bytes_until_the_memory_changes(project: Path)
     first, second = hook("SessionStart", payload), hook("SessionStart", payload)
     assert first == second
     with Huiyi() as hy:
-        hy.memory_for(project).add("memory", "The staging database is read-only on Fridays.")
+        hy.workspace_memory(project).add("memory", "The staging database is read-only on Fridays.")
     third = hook("SessionStart", payload)
     assert third != first and "read-only on Fridays" in context(third, "SessionStart")
 
@@ -143,16 +143,16 @@ def test_session_start_shows_only_the_workspace_of_the_caller(
     other = isolated_home / "other"
     (other / ".git").mkdir(parents=True)
     with Huiyi() as hy:
-        hy.memory_for(other).add("memory", "Only for the other project.")
-        hy.memory_for(project).add("memory", NOTE)
+        hy.workspace_memory(other).add("memory", "Only for the other project.")
+        hy.workspace_memory(project).add("memory", NOTE)
     text = context(hook("SessionStart", claude_input(project, source="startup")), "SessionStart")
     assert NOTE in text and "Only for the other project." not in text
 
 
 def test_a_secret_in_a_hand_edited_memory_file_is_masked(project: Path) -> None:
     with Huiyi() as hy:
-        hy.memory_for(project).add("memory", NOTE)
-        path = hy.memory_for(project).store("memory").paths.main
+        hy.workspace_memory(project).add("memory", NOTE)
+        path = hy.workspace_memory(project).store("memory").paths.main
     path.write_text(path.read_text(encoding="utf-8") + f"\n§\nstaging key {SECRET}\n")
     text = context(hook("SessionStart", claude_input(project, source="startup")), "SessionStart")
     assert SECRET not in text and NOTE in text
@@ -255,7 +255,7 @@ def test_session_start_waits_for_the_compaction_to_reach_the_log(
         str(project),
         [cc.user("let us fix the zanzibar flaky test"), cc.assistant("It binds a fixed port.")],
     )
-    call = HookCall.parse("claude-code", "PreCompact", claude_input(project))
+    call = parse("claude-code", "PreCompact", claude_input(project))
     flushed: list[float] = []
 
     def flush(_seconds: float) -> None:  # the harness writes the compaction meanwhile
@@ -271,9 +271,7 @@ def test_session_start_waits_for_the_compaction_to_reach_the_log(
     with Huiyi() as hy:
         hooks = Hooks(hy, sleep=flush)
         hooks.handle(call)
-        start = HookCall.parse(
-            "claude-code", "SessionStart", claude_input(project, source="compact")
-        )
+        start = parse("claude-code", "SessionStart", claude_input(project, source="compact"))
         answer = hooks.handle(start)
     assert flushed and path.exists()
     assert answer.context is not None and "Ephemeral port." in answer.context
@@ -304,9 +302,9 @@ def test_after_a_second_compaction_session_start_waits_for_the_new_one(
 
     with Huiyi() as hy:
         hooks = Hooks(hy, sleep=flush)
-        hooks.handle(HookCall.parse("claude-code", "PreCompact", claude_input(project)))
+        hooks.handle(parse("claude-code", "PreCompact", claude_input(project)))
         start = claude_input(project, source="compact")
-        answer = hooks.handle(HookCall.parse("claude-code", "SessionStart", start))
+        answer = hooks.handle(parse("claude-code", "SessionStart", start))
     assert waited  # the first compaction, older than PreCompact's note, is not the new one
     assert answer.context is not None and "walrus exporter is done" in answer.context
     assert "now the walrus exporter" in answer.context  # a fragment of the second range only

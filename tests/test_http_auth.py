@@ -32,6 +32,7 @@ from mcp.types import ListRootsResult, Root
 from huiyi.api import Huiyi
 from huiyi.cli.mcp import mcp, parse_http
 from huiyi.errors import NotFoundError, UsageError
+from huiyi.loopback import host_checks
 from huiyi.policy.caller import CallerFinder
 from huiyi.recall.scope import CallerContext
 from huiyi.transports.http_auth import (
@@ -39,7 +40,6 @@ from huiyi.transports.http_auth import (
     TOKEN_FILE_NAME,
     GrantedFinder,
     TokenFile,
-    host_checks,
     inside,
     load_or_create,
 )

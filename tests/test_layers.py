@@ -1,6 +1,8 @@
-"""The module graph runs one way: entry points → api → recall/memory → search → store →
-sources, with leaves below. An import that runs back up (or sideways between two packages of
-one layer) is a structural bug this test names."""
+"""The module graph runs one way: the command line → transports → agent policy and the
+installer → the one doorway (`api.Huiyi`) → recall/memory → search → store → the harnesses'
+readers → sources, with leaves below. An import that runs back up, sideways between two
+packages of one layer, or from above the doorway past it into the core's insides, is a
+structural bug this test names."""
 
 from __future__ import annotations
 
@@ -15,12 +17,9 @@ SRC = Path(huiyi.__file__).parent
 LAYERS: list[frozenset[str]] = [
     frozenset({"__main__"}),
     frozenset({"cli"}),
-    frozenset({"web"}),
-    frozenset({"transports"}),
+    frozenset({"web", "transports"}),
     frozenset({"harnesses.install"}),
-    frozenset({"install"}),
-    frozenset({"policy"}),
-    frozenset({"eval"}),
+    frozenset({"install", "policy", "eval"}),
     frozenset({"api", "doctor"}),
     frozenset({"recall", "memory"}),
     frozenset({"search"}),
@@ -34,16 +33,54 @@ LAYERS: list[frozenset[str]] = [
             "config",
             "config_file",
             "errors",
+            "files",
             "harnesses",
             "lock",
+            "loopback",
             "model",
             "openai_http",
             "safety",
             "text",
+            "toolspec",
             "workspace",
         }
     ),
 ]
+#: the doorway: everything above it reaches the core through `Huiyi`
+DOORWAY = LAYERS.index(frozenset({"api", "doctor"}))
+
+#: What a module above the doorway may import from at or below it: the doorway itself (and the
+#: public types it hands out), the public API, the faces of memory and the safety exit, and
+#: the leaves that are plain data, settings and text. Nothing of store, sources, search,
+#: recall or the safety rules' insides.
+PUBLIC = frozenset(
+    {
+        "huiyi",
+        "huiyi.api",
+        "huiyi.config",
+        "huiyi.config_file",
+        "huiyi.errors",
+        "huiyi.files",
+        "huiyi.harnesses",
+        "huiyi.harnesses.base",
+        "huiyi.harnesses.hookform",
+        "huiyi.harnesses.pending",
+        "huiyi.lock",
+        "huiyi.loopback",
+        "huiyi.memory",
+        "huiyi.model",
+        "huiyi.openai_http",
+        "huiyi.safety.exit",
+        "huiyi.toolspec",
+        "huiyi.workspace",
+    }
+)
+PUBLIC_PACKAGES = ("huiyi.text.",)
+#: Packages above the doorway that may reach past it, and why.
+PAST_THE_DOORWAY = {
+    # an evaluation measures the layers themselves: each search layer, the floors, the gate
+    "eval": "measures the core's layers one by one",
+}
 
 
 #: A harness package (`huiyi.harnesses.<name>`) spans layers: each of its modules stands in the
@@ -115,6 +152,27 @@ def test_no_import_runs_back_up_the_layers() -> None:
             if theirs < mine or (theirs == mine and _unit(module) != _unit(me) and not leaves):
                 wrong.append(f"{path.relative_to(SRC)} imports {module}")
     assert wrong == []
+
+
+def test_above_the_doorway_only_its_public_types_are_imported() -> None:
+    wrong = []
+    for path in sorted(SRC.rglob("*.py")):
+        me = _module(path)
+        if path == SRC / "__init__.py" or _layer(me) >= DOORWAY or _top(path) in PAST_THE_DOORWAY:
+            continue
+        for module in sorted(_imports(path)):
+            if _layer(module) < DOORWAY or module in PUBLIC or module.startswith(PUBLIC_PACKAGES):
+                continue
+            wrong.append(f"{path.relative_to(SRC)} imports {module}")
+    assert wrong == []
+
+
+def test_the_layer_rules_catch_what_they_forbid() -> None:
+    """The rules above name real modules: a test that checks nothing would pass anyway."""
+    assert _layer("huiyi.harnesses.dsh.reader") > _layer("huiyi.store.db")
+    assert _layer("huiyi.harnesses.dsh.install") < _layer("huiyi.install.common")
+    assert _layer("huiyi.transports.route") < DOORWAY
+    assert "huiyi.store.queries" not in PUBLIC and "huiyi.recall.anchor" not in PUBLIC
 
 
 def test_safety_imports_nothing_but_leaves() -> None:

@@ -30,8 +30,9 @@ from huiyi.cli.quick_search import DEFAULT_LAYER, DEFAULT_LIMIT, OPTIONS, search
 from huiyi.cli.root import COMMANDS, main
 from huiyi.config import Settings
 from huiyi.errors import exit_code
-from huiyi.policy.manifest import published
-from huiyi.transports.service import address, socket_path
+from huiyi.policy.manifest import manifest
+from huiyi.transports.service_client import socket_path
+from huiyi.transports.wire import address
 from tests.builders import dsh
 from tests.services import service_sockets, stop_services
 
@@ -144,7 +145,7 @@ def project(isolated_home: Path) -> Path:
 def test_version_imports_no_command_and_nothing_heavy() -> None:
     run = huiyi("--version")
     assert run.status == 0, run.stderr
-    assert run.stdout.endswith(f", version {published()['serverInfo']['version']}\n")
+    assert run.stdout.endswith(f", version {manifest()['serverInfo']['version']}\n")
     assert run.commands() == set()
     assert run.heavy() == []
     assert "huiyi.api" not in run.modules  # not even the core
@@ -431,7 +432,7 @@ def test_ctrl_c_during_a_search_ends_it_without_a_traceback(
     """A service that takes the call and never answers keeps the search waiting; Ctrl-C (SIGINT)
     ends it as it ends any click command: `Aborted!`, exit status 1."""
     settings = Settings.from_env()
-    path = socket_path(settings, published()["serverInfo"]["version"])
+    path = socket_path(settings, manifest()["serverInfo"]["version"])
     took, held = threading.Event(), []
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
         with address(path) as where:

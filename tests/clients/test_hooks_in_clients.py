@@ -76,7 +76,7 @@ def project_in(home: Path) -> Path:
     project = home / "shop"
     (project / ".git").mkdir(parents=True)
     with Huiyi(home=home / ".huiyi") as hy:
-        hy.memory_for(project).add("memory", NOTE)
+        hy.workspace_memory(project).add("memory", NOTE)
     return project
 
 

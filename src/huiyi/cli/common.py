@@ -16,7 +16,7 @@ and keeps its traceback.
 
 from __future__ import annotations
 
-import sqlite3
+import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import wraps
@@ -28,13 +28,15 @@ import click
 from huiyi.cli.output import hit_json, hit_lines, json_text, safe
 from huiyi.config import Settings
 from huiyi.errors import HuiyiError, UsageError, exit_code
-from huiyi.recall.render import when
+from huiyi.policy.protocol import failure_of
+from huiyi.text.dates import when
 
 if TYPE_CHECKING:
     from huiyi.api import Huiyi
 
 __all__ = [
     "CliState",
+    "FileProgress",
     "clean_errors",
     "edge",
     "emit_json",
@@ -93,19 +95,18 @@ class HuiyiClickError(click.ClickException):
 def clean_errors() -> Iterator[None]:
     """The CLI's error edge: a usage error shows the usage line (exit 2), every other huiyi
     error one redacted line with its kind's exit status; so do a damaged index and a full disk
-    met where no caller turned them into huiyi's errors."""
+    met where no caller turned them into huiyi's errors (`protocol.failure_of`)."""
     try:
         yield
     except UsageError as exc:
         raise click.UsageError(safe(str(exc))) from None
-    except HuiyiError as exc:
-        raise HuiyiClickError(exc) from None
-    except (sqlite3.DatabaseError, OSError) as exc:
-        from huiyi.store.db import fault
-
-        error = fault(exc, None)
-        if error is None:
+    except Exception as exc:
+        failure = failure_of(exc)
+        if failure is None:
             raise
+        error = failure.error()
+        if isinstance(error, UsageError):
+            raise click.UsageError(safe(str(error))) from None
         raise HuiyiClickError(error) from None
 
 
@@ -142,3 +143,21 @@ def workspace_options(what: str) -> Callable[[F], F]:
 def print_hits(hits: Sequence[Mapping[str, Any]]) -> None:
     """Search hits (`Hit.as_dict`), two lines each: where, then the snippet."""
     click.echo("\n".join(hit_lines(hits)))
+
+
+class FileProgress:
+    """A one-line progress bar on stderr, only when stderr is a terminal."""
+
+    def __init__(self) -> None:
+        self.enabled = sys.stderr.isatty()
+
+    def __call__(self, source: str, done: int, total: int) -> None:
+        if not self.enabled or total == 0:
+            return
+        width = 24
+        filled = width * done // total
+        bar = "█" * filled + "░" * (width - filled)
+        end = "\n" if done == total else ""
+        click.echo(f"\r{source:<7} {bar} {done}/{total} files", err=True, nl=False)
+        if end:
+            click.echo("", err=True)

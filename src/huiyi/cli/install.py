@@ -1,14 +1,12 @@
-"""`huiyi install` and `huiyi agents-md`: connect huiyi to a harness, keep the AGENTS.md digest.
+"""`huiyi install`: connect huiyi (MCP and hooks) to DSH, Claude Code or Codex.
 
-Only parsing and printing live here; what is written where is `huiyi.install` and
-`huiyi.install.agents_md`. Register with `main.add_command(install)` and
-`main.add_command(agents_md)`; what `huiyi doctor` shows of what is installed where is in
-`cli_index`.
+Only parsing and printing live here; what is written where is `huiyi.install` and each
+harness's own installer rows (`huiyi.harnesses.<name>.install`); what `huiyi doctor` shows of
+what is installed where is `cli.doctor`.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -16,12 +14,11 @@ import click
 from huiyi.cli.common import edge, pass_huiyi
 from huiyi.errors import UsageError
 from huiyi.install import HARNESSES, Change, Launch, apply, diff, plan
-from huiyi.install import agents_md as digest
 
 if TYPE_CHECKING:
     from huiyi.api import Huiyi
 
-__all__ = ["agents_md", "install"]
+__all__ = ["install", "write_changes"]
 
 
 def _env_pairs(pairs: tuple[str, ...]) -> dict[str, str]:
@@ -34,7 +31,8 @@ def _env_pairs(pairs: tuple[str, ...]) -> dict[str, str]:
     return out
 
 
-def _write(changes: list[Change], dry_run: bool) -> None:
+def write_changes(changes: list[Change], dry_run: bool) -> None:
+    """Show `changes` as a diff (`dry_run`), or write them, backups first."""
     """Show the diff (--dry-run) or write the changes, one line per file either way."""
     if dry_run:
         shown = diff(changes)
@@ -79,27 +77,6 @@ def install(
     """Write huiyi's MCP server and hooks into a harness's config (idempotent, with backups)."""
     launch = Launch.current(hy.settings, _env_pairs(env))
     changes = plan(harness, hy.settings, launch, uninstall=uninstall, profile=profile)
-    _write(changes, dry_run)
+    write_changes(changes, dry_run)
     if not dry_run and not uninstall:
         click.echo(f"huiyi runs as: {' '.join(launch.mcp_argv())}")
-
-
-@click.group("agents-md")
-def agents_md() -> None:
-    """Keep a memory digest in AGENTS.md for DSH sessions without hooks."""
-
-
-@agents_md.command("sync")
-@click.option(
-    "--project",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Write this project's notes to DIR/AGENTS.local.md (default: the user profile to "
-    "DSH_HOME/AGENTS.md).",
-)
-@click.option("--remove", is_flag=True, help="Remove the digest block; leave the rest.")
-@click.option("--dry-run", is_flag=True, help="Show the change as a unified diff; write nothing.")
-@pass_huiyi
-@edge
-def sync(hy: Huiyi, project: Path | None, remove: bool, dry_run: bool) -> None:
-    """Write (or refresh) the marked memory digest block; text outside it is never touched."""
-    _write([digest.plan(hy.settings, project, remove=remove)], dry_run)

@@ -1,41 +1,33 @@
-"""`huiyi mcp` and `huiyi hook`: what harnesses run (the MCP server, the hooks).
+"""`huiyi mcp`: the recall and memory tools for agents, over MCP (stdio, or Streamable HTTP).
 
-`huiyi mcp` serves the recall and memory tools over MCP (stdio, or Streamable HTTP).
-
-Only argument parsing lives here. Over stdio the server is the light front
-(`huiyi.transports.stdio_mcp`; the `huiyi` entry point reaches it without importing click, and this
-command runs the same front when called through the click group); over HTTP it is the SDK server
-(`huiyi.transports.http_mcp`), imported when the command runs, so the MCP SDK never slows
-down other `huiyi` commands.
-
-`huiyi hook HARNESS EVENT` is served by its light front (`huiyi.transports.hook_command`), which
-the `huiyi` entry point reaches without click; this command is what click shows for its `--help`
-and a mistyped harness or event.
+Only argument parsing lives here. Over stdio the server is `huiyi.transports.stdio_mcp` (the
+`huiyi` entry point reaches it without importing click, and this command runs the same server
+when called through the click group); over HTTP it is the SDK server
+(`huiyi.transports.http_mcp`), imported when the command runs, so the MCP SDK never slows down
+other `huiyi` commands.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
 from huiyi.cli.common import clean_errors, pass_huiyi
-from huiyi.policy.hooks import EVENTS, HARNESSES
 from huiyi.workspace import resolve
 
 if TYPE_CHECKING:
     from huiyi.api import Huiyi
 
-__all__ = ["hook", "mcp", "parse_http"]
+__all__ = ["mcp", "parse_http"]
 
 
 def parse_http(value: str, *, allow_remote: bool = False) -> tuple[str, int]:
     """`HOST:PORT` (`[::1]:PORT` for IPv6) as a host and a port; a host that is not loopback
     only with `allow_remote`. Anything else is a UsageError."""
-    from huiyi.transports.http_auth import is_loopback
+    from huiyi.loopback import is_loopback
 
     host, sep, port_text = value.rpartition(":")
     if not sep or not host or not port_text.isdigit():
@@ -128,13 +120,3 @@ def mcp(
             hy.settings, cwd=os.getcwd(), server=server_name, forced=workspace, forced_how=how
         )
         serve(hy, finder, http=address, token=token)
-
-
-@click.command()
-@click.argument("harness", type=click.Choice(list(HARNESSES)))
-@click.argument("event", type=click.Choice(list(EVENTS)))
-def hook(harness: str, event: str) -> None:
-    """Serve one harness hook: its JSON on stdin, what the model gets on stdout (docs/hooks.md)."""
-    from huiyi.transports.hook_command import run
-
-    sys.exit(run(harness, event, sys.stdin.buffer, sys.stdout))

@@ -1,7 +1,7 @@
 """`huiyi memory ...`: the memory stores from a terminal.
 
 Thin on purpose: parse, call `huiyi.memory.Memory`, print. The `Memory` comes from the `Huiyi`
-object the `huiyi` group puts in click's context (`Huiyi.memory_for`, which resolves the
+object the `huiyi` group puts in click's context (`Huiyi.workspace_memory`, which resolves the
 workspace and carries the settings), so this module reads no settings of its own. Writes from
 here pass the same threat scan as the model's (an agent can run shell commands too); a person
 who wants to write something the scan refuses edits the file by hand. A refused change exits
@@ -20,10 +20,15 @@ import click
 
 from huiyi.cli.common import edge, emit_json, pass_huiyi
 from huiyi.errors import ExtractionError, NotFoundError
-from huiyi.memory import Outcome, Target, memory_search_tool
-from huiyi.memory.extract import NOT_CONFIGURED, Extractor
-from huiyi.memory.render import render_store
-from huiyi.safety.threats import scan
+from huiyi.memory import (
+    NOT_CONFIGURED,
+    Extractor,
+    Outcome,
+    Target,
+    memory_search_tool,
+    render_store,
+    scan,
+)
 
 if TYPE_CHECKING:
     from huiyi.api import Huiyi
@@ -87,7 +92,7 @@ def memory() -> None:
 @edge
 def show(hy: Huiyi, target: str | None, as_json: bool, workspace_dir: Path | None) -> None:
     """Print the memory block exactly as the model sees it (or one store with --target)."""
-    mem = hy.memory_for(workspace_dir)
+    mem = hy.workspace_memory(workspace_dir)
     targets = [Target(target)] if target else mem.targets()
     if as_json:
         stores: dict[str, object] = {}
@@ -120,7 +125,7 @@ def show(hy: Huiyi, target: str | None, as_json: bool, workspace_dir: Path | Non
 @edge
 def add(hy: Huiyi, content: str, target: str, as_json: bool, workspace_dir: Path | None) -> None:
     """Add an entry (refused whole if the store would go over its limit)."""
-    _finish(hy.memory_for(workspace_dir).add(target, content), as_json)
+    _finish(hy.workspace_memory(workspace_dir).add(target, content), as_json)
 
 
 @memory.command("replace")
@@ -133,7 +138,7 @@ def replace(
     hy: Huiyi, old_text: str, content: str, target: str, as_json: bool, workspace_dir: Path | None
 ) -> None:
     """Replace the one entry containing OLD_TEXT with CONTENT."""
-    _finish(hy.memory_for(workspace_dir).replace(target, old_text, content), as_json)
+    _finish(hy.workspace_memory(workspace_dir).replace(target, old_text, content), as_json)
 
 
 @memory.command("remove")
@@ -145,7 +150,7 @@ def remove(
     hy: Huiyi, old_text: str, target: str, as_json: bool, workspace_dir: Path | None
 ) -> None:
     """Remove the one entry containing OLD_TEXT."""
-    _finish(hy.memory_for(workspace_dir).remove(target, old_text), as_json)
+    _finish(hy.workspace_memory(workspace_dir).remove(target, old_text), as_json)
 
 
 @memory.command("search")
@@ -165,7 +170,7 @@ def search_cmd(
     hy: Huiyi, query: str, limit: int, as_json: bool, workspace_dir: Path | None
 ) -> None:
     """Rank current and archived entries of both stores for QUERY (BM25, hit boost, decay)."""
-    mem = hy.memory_for(workspace_dir)
+    mem = hy.workspace_memory(workspace_dir)
     if as_json:
         emit_json(mem.search(query, limit).as_dict())
         return
@@ -182,7 +187,7 @@ def archive(
 ) -> None:
     """Archive the entry containing OLD_TEXT, or (without it) every entry unused for
     HUIYI_MEMORY_ARCHIVE_DAYS days (30; 0 never) in both stores."""
-    mem = hy.memory_for(workspace_dir)
+    mem = hy.workspace_memory(workspace_dir)
     if old_text:
         _finish(mem.archive(target, old_text), as_json)
         return
@@ -207,7 +212,7 @@ def restore(
     hy: Huiyi, old_text: str, target: str, as_json: bool, workspace_dir: Path | None
 ) -> None:
     """Bring back the archived entry containing OLD_TEXT (within the store's limit)."""
-    _finish(hy.memory_for(workspace_dir).restore(target, old_text), as_json)
+    _finish(hy.workspace_memory(workspace_dir).restore(target, old_text), as_json)
 
 
 def _read_turns(path: Path) -> list[tuple[str, str]]:
@@ -251,7 +256,7 @@ def extract(
     config = hy.settings.extract
     if not config.configured:  # say so before indexing anything
         raise ExtractionError(NOT_CONFIGURED)
-    mem = hy.memory_for(workspace_dir)
+    mem = hy.workspace_memory(workspace_dir)
     if from_file is not None:
         turns = _read_turns(from_file)
     else:

@@ -1,8 +1,8 @@
 """What `huiyi search` prints, as text, without click: the hits, the layers that ran and the
 notes, or the hits as JSON; every title, snippet and note through the safety exit first.
 
-Shared by the click command (`cli_read`, `cli_common.print_hits`) and the search front that
-serves the common forms without importing click (`cli_front`), so both print the same text.
+Shared by the click command (`cli.search`, `cli.common.print_hits`) and `cli.quick_search`,
+which serves the common forms without importing click, so both print the same text.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from huiyi.recall.render import when
-from huiyi.safety.redact import redact
+from huiyi.safety.exit import redact
+from huiyi.text.dates import when
 
 __all__ = ["hit_json", "hit_lines", "json_text", "safe", "search_text"]
 
@@ -47,7 +47,7 @@ def hit_json(hit: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def search_text(reply: Mapping[str, Any], *, as_json: bool) -> str:
-    """A search's reply (`terminal.search_payload`) as `huiyi search` prints it."""
+    """A search's reply (`policy.handler.search_value`) as `huiyi search` prints it."""
     if as_json:
         return json_text([hit_json(h) for h in reply["hits"]])
     lines = hit_lines(reply["hits"], safe(reply.get("no_match") or "no matches"))

@@ -1,21 +1,21 @@
 """`huiyi search` without click, for the forms people type.
 
-Importing click, with what it imports (uuid, platform, datetime, gettext), is about 25 ms of
-every `huiyi` process: a sixth of a whole lexical search run as a process
-(`benchmarks/bench_startup.py`). Search is what a person runs most, so `huiyi search ...` tries
-this front first (`huiyi.__main__`), as `huiyi mcp` and `huiyi hook` go to theirs. It takes the
-forms click would read the same way: words, `--workspace DIR`, `--all`, `--limit N`, `--layer
-L`, `--json`, each option spelled `--name VALUE` or `--name=VALUE`, anywhere among the words,
-and `--` before words that start with a dash. It builds the same request (`terminal`) and
-prints the same text (`cli_text`) as the click command (`cli_read.search_cmd`).
+Importing click, with what it imports (uuid, platform, datetime, gettext), is a large part of
+every short `huiyi` process (`benchmarks/bench_startup.py` measures it). Search is what a person
+runs most, so `huiyi search ...` tries this first (`huiyi.__main__`), as `huiyi mcp` and `huiyi
+hook` go to their own servers. It takes the forms click would read the same way: words,
+`--workspace DIR`, `--all`, `--limit N`, `--layer L`, `--json`, each option spelled `--name
+VALUE` or `--name=VALUE`, anywhere among the words, and `--` before words that start with a
+dash. It builds the same request (`transports.cli_client`) and prints the same text
+(`cli.output`) as the click command (`cli.search.search_cmd`).
 
 Everything else goes to click, which parses and reports as it always does: `-h`/`--help`, an
-option this front does not know, a value it would have to judge (a limit that is no number, a
+option it does not know, a value it would have to judge (a limit that is no number, a
 value that starts with a dash), settings that do not load, and a usage error the core finds
 (click shows it with the usage line). So does output click would print differently: escape
 sequences, which click strips when stdout is not a terminal, and a stdout that does not take
 UTF-8. Any other error of the search (a busy or damaged index, a full disk) this front reports
-itself, as click's error edge would (`cli_common.clean_errors`: `Error: <redacted message>` on
+itself, as click's error edge would (`cli.common.clean_errors`: `Error: <redacted message>` on
 stderr, the exit status of its kind), rather than have click run the search again and wait on a
 busy index a second time. `tests/test_startup.py` holds the front to the click
 command's options and output.
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import codecs
 import os
-import sqlite3
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -34,14 +33,15 @@ from typing import TYPE_CHECKING, NamedTuple
 from huiyi.cli.output import safe, search_text
 from huiyi.config import Settings
 from huiyi.errors import HuiyiError, UsageError, exit_code
-from huiyi.transports import cli_client as terminal
+from huiyi.policy.protocol import failure_of
+from huiyi.transports import cli_client
 
 if TYPE_CHECKING:
     from huiyi.api import Huiyi
 
 __all__ = ["DEFAULT_LAYER", "DEFAULT_LIMIT", "OPTIONS", "Search", "parse", "search"]
 
-#: the options of `huiyi search`, and whether each takes a value (`cli_read.search_cmd`)
+#: the options of `huiyi search`, and whether each takes a value (`cli.search.search_cmd`)
 OPTIONS = {"--workspace": True, "--all": False, "--limit": True, "--layer": True, "--json": False}
 DEFAULT_LIMIT = 10
 DEFAULT_LAYER = "hybrid"
@@ -121,7 +121,7 @@ def search(args: Sequence[str]) -> int | None:
     except HuiyiError:
         return None  # click reports settings that do not load, as for every command
     try:
-        request = terminal.search_request(
+        request = cli_client.search_request(
             settings,
             asked.query,
             workspace=asked.workspace,
@@ -129,18 +129,14 @@ def search(args: Sequence[str]) -> int | None:
             limit=asked.limit,
             layer=asked.layer,
         )
-        text = search_text(terminal.reply(settings, request, huiyi), as_json=asked.as_json)
+        text = search_text(cli_client.reply(settings, request, huiyi), as_json=asked.as_json)
     except UsageError:
         return None  # click shows it with the usage line
-    except HuiyiError as exc:
-        return _failed(exc)
-    except (sqlite3.DatabaseError, OSError) as exc:
-        from huiyi.store.db import fault
-
-        error = fault(exc, None)
-        if error is None:
+    except Exception as exc:
+        failure = failure_of(exc)
+        if failure is None:
             raise  # a bug, with its traceback
-        return _failed(error)
+        return _failed(failure.error())
     finally:
         for hy in opened:
             hy.close()

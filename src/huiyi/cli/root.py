@@ -1,12 +1,13 @@
 """The `huiyi` command: parse arguments, call the core, print. No behaviour lives here.
 
-Every command lives in a `cli_*` module that is imported only when that command runs (or its own
-`--help` is asked for): `COMMANDS` names each command's module and the line `huiyi --help`
-shows for it, so listing the commands imports none of them. Importing every command group up
-front cost about a second per process, before `huiyi --version` could even answer.
+Every command lives in its own module, `huiyi.cli.<command>`, imported only when that command
+runs (or its own `--help` is asked for): `COMMANDS` names each command's module and the line
+`huiyi --help` shows for it, so listing the commands imports none of them (importing them all
+up front would cost every `huiyi --version` the whole CLI).
 
-Everything printed from the index passes `huiyi.safety.redact` first. Known errors become one
-line on stderr (exit 2 for usage, 1 otherwise); anything else is a bug and shows a traceback.
+Everything printed from the index passes the safety exit's redaction first. Known errors become
+one line on stderr with the exit status of their kind (`cli.common.clean_errors`); anything else
+is a bug and shows a traceback.
 """
 
 from __future__ import annotations
@@ -37,29 +38,29 @@ COMMANDS: dict[str, Entry] = {
         "Search history in Chinese or English; quote a phrase to match it.",
     ),
     "recall": Entry(
-        "huiyi.cli.search:recall",
+        "huiyi.cli.recall:recall",
         "Print exactly what the agent's recall_history tool returns.",
     ),
-    "sessions": Entry("huiyi.cli.search:sessions", "List sessions, most recently active first."),
-    "show": Entry("huiyi.cli.search:show", "Show the original text of one session."),
+    "sessions": Entry("huiyi.cli.sessions:sessions", "List sessions, most recently active first."),
+    "show": Entry("huiyi.cli.show:show", "Show the original text of one session."),
     "memory": Entry("huiyi.cli.memory:memory", "Show, search and edit the two memory stores."),
     "mcp": Entry("huiyi.cli.mcp:mcp", "Serve the recall and memory tools to agents over MCP."),
-    "hook": Entry("huiyi.cli.mcp:hook", "Serve one harness hook (stdin in, stdout out)."),
+    "hook": Entry("huiyi.cli.hook:hook", "Serve one harness hook (stdin in, stdout out)."),
     "install": Entry(
         "huiyi.cli.install:install",
         "Connect huiyi (MCP and hooks) to DSH, Claude Code or Codex.",
     ),
     "agents-md": Entry(
-        "huiyi.cli.install:agents_md", "Keep the memory digest block in AGENTS.md up to date."
+        "huiyi.cli.agents_md:agents_md", "Keep the memory digest block in AGENTS.md up to date."
     ),
     "config": Entry(
         "huiyi.cli.config:config", "Show the settings in effect, or write a config.toml."
     ),
     "doctor": Entry(
-        "huiyi.cli.index:doctor",
+        "huiyi.cli.doctor:doctor",
         "What was found, index health and integrity; --repair mends it.",
     ),
-    "forget": Entry("huiyi.cli.index:forget", "Remove a session (or a workspace) from the index."),
+    "forget": Entry("huiyi.cli.forget:forget", "Remove a session (or a workspace) from the index."),
     "web": Entry(
         "huiyi.cli.web:web", "Serve the local web page: memory, search, sessions, status."
     ),
@@ -97,9 +98,9 @@ def _version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
     the installed package's), without the 70 ms of importing `importlib.metadata`."""
     if not value or ctx.resilient_parsing:
         return
-    from huiyi.policy.manifest import published
+    from huiyi.policy.manifest import manifest
 
-    click.echo(f"{ctx.find_root().info_name}, version {published()['serverInfo']['version']}")
+    click.echo(f"{ctx.find_root().info_name}, version {manifest()['serverInfo']['version']}")
     ctx.exit()
 
 

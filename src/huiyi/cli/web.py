@@ -10,7 +10,7 @@ import click
 
 from huiyi.cli.common import CliState, clean_errors
 from huiyi.errors import UsageError
-from huiyi.transports.http_auth import is_loopback
+from huiyi.loopback import is_loopback
 
 __all__ = ["web"]
 

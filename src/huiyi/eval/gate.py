@@ -34,9 +34,9 @@ from huiyi.config import DEFAULT_TRIGGERS, Settings, Trigger
 from huiyi.errors import EvalError, UsageError
 from huiyi.eval.datasets import EvalSet, golden_from_obj
 from huiyi.eval.harness import indexed
+from huiyi.model import CallerContext
 from huiyi.recall.auto import HistoryProbe
 from huiyi.recall.gate import Decision, Fire, decide
-from huiyi.recall.scope import CallerContext
 
 __all__ = [
     "EXPECT",

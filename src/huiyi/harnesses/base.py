@@ -18,6 +18,8 @@ from importlib import import_module
 from types import ModuleType
 from typing import NamedTuple
 
+from huiyi.harnesses.hookform import CLAUDE_STYLE, HookForm
+
 __all__ = ["Adapter"]
 
 
@@ -32,6 +34,8 @@ class Adapter(NamedTuple):
     title: str
     #: the package holding its parts (`huiyi.harnesses.claude_code`)
     package: str
+    #: how its hooks read their input and write what the model gets
+    hooks: HookForm = CLAUDE_STYLE
     #: whether `huiyi install NAME --profile P` means something for it (DSH's profiles)
     profiles: bool = False
 

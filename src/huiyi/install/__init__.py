@@ -5,18 +5,19 @@
     written = apply(changes)       # backups first, then atomic writes
     statuses(settings)             # what `huiyi doctor` shows
 
-One module per harness (`claude`, `codex`, `dsh`) knows where that harness reads its MCP
-servers and hooks; `common` holds the diff, backup and write steps and the hook-list merge
-they share, `blocks` the marked block the TOML and YAML files keep huiyi's lines in.
+Each harness's own package knows where that harness reads its MCP servers and hooks
+(`huiyi.harnesses.<name>.install`: `plan` and `status`); `common` holds the diff, backup and
+write steps and the hook-list merge they share, `blocks` the marked block the TOML and YAML
+files keep huiyi's lines in, `agents_md` the memory digest DSH reads without hooks.
 """
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from huiyi.config import Settings
 from huiyi.errors import UsageError
-from huiyi.harnesses.claude_code import install as claude
-from huiyi.harnesses.codex import install as codex
-from huiyi.harnesses.dsh import install as dsh
+from huiyi.harnesses import ADAPTERS, NAMES, Adapter, by_name
 from huiyi.install.common import (
     BACKUP_INFIX,
     Change,
@@ -41,7 +42,23 @@ __all__ = [
 ]
 
 #: the harness names `huiyi install` takes, in the order doctor lists them
-HARNESSES = ("dsh", "claude-code", "codex")
+HARNESSES = NAMES
+
+
+class Installer(Protocol):
+    """What a harness's `install` module offers (`huiyi.harnesses.<name>.install`)."""
+
+    def plan(
+        self, settings: Settings, launch: Launch, *, uninstall: bool, profile: str | None
+    ) -> list[Change]: ...
+
+    def status(self, settings: Settings) -> Status: ...
+
+
+def installer(adapter: Adapter) -> Installer:
+    """The installer rows of one harness."""
+    part: Installer = adapter.part("install")
+    return part
 
 
 def plan(
@@ -53,21 +70,13 @@ def plan(
     profile: str | None = None,
 ) -> list[Change]:
     """The file changes that install (or uninstall) huiyi for `harness`; nothing is written."""
-    if profile is not None and harness != "dsh":
-        raise UsageError("--profile is a DSH profile; it goes with `huiyi install dsh` only")
-    if harness == "dsh":
-        return dsh.plan(settings, launch, uninstall=uninstall, profile=profile)
-    if harness == "claude-code":
-        return claude.plan(settings, launch, uninstall=uninstall)
-    if harness == "codex":
-        return codex.plan(settings, launch, uninstall=uninstall)
-    raise UsageError(f"unknown harness {harness!r}; choose one of {', '.join(HARNESSES)}")
+    adapter = by_name(harness)
+    if profile is not None and not adapter.profiles:
+        having = ", ".join(f"`huiyi install {a.name}`" for a in ADAPTERS if a.profiles)
+        raise UsageError(f"--profile is a {adapter.title} option only for {having}")
+    return installer(adapter).plan(settings, launch, uninstall=uninstall, profile=profile)
 
 
 def statuses(settings: Settings) -> dict[str, Status]:
     """Per harness: is huiyi's MCP entry there, which of its hooks, and in which files."""
-    return {
-        "dsh": dsh.status(settings),
-        "claude-code": claude.status(settings),
-        "codex": codex.status(settings),
-    }
+    return {adapter.name: installer(adapter).status(settings) for adapter in ADAPTERS}

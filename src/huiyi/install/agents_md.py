@@ -25,11 +25,8 @@ from huiyi.config import Settings
 from huiyi.errors import UsageError
 from huiyi.install.blocks import Block
 from huiyi.install.common import Change, read_text
-from huiyi.memory import Memory
-from huiyi.memory.config import Target
-from huiyi.memory.render import render_store
-from huiyi.memory.store import JOINER
-from huiyi.safety.redact import redact
+from huiyi.memory import JOINER, Memory, Target, render_store
+from huiyi.safety.exit import redact
 from huiyi.workspace import resolve
 
 __all__ = ["BLOCK", "MAX_DIGEST_CHARS", "digest", "plan", "target"]

@@ -25,12 +25,8 @@ by a hash of its text. A missing or broken hits file is simply started again.
 from __future__ import annotations
 
 import contextlib
-import errno
 import hashlib
 import json
-import os
-import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -38,7 +34,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Generic, TypeVar
 
-from huiyi.errors import BusyError, DiskFullError
+from huiyi.errors import BusyError
+from huiyi.files import atomic_write, make_private_dirs
 from huiyi.lock import file_lock
 from huiyi.memory.config import StorePaths, Target
 
@@ -263,66 +260,6 @@ class Store:
         path = backups / f"{source.name}.{stamp}.bak"
         atomic_write(path, raw)
         return path
-
-
-def make_private_dirs(directory: Path) -> None:
-    """Create `directory` and any missing parents owner-only (0700)."""
-    missing: list[Path] = []
-    for candidate in (directory, *directory.parents):
-        if candidate.exists():
-            break
-        missing.append(candidate)
-    for candidate in reversed(missing):
-        candidate.mkdir(mode=0o700, exist_ok=True)
-
-
-#: a full disk, or the user's disk quota used up
-_NO_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT})
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Replace `path` with `data`: temp file in the same directory, fsync, rename, fsync dir.
-
-    A full disk (`ENOSPC`, `EDQUOT`, from creating, writing or syncing the temp file) is a
-    `DiskFullError`, and `path` is left exactly as it was: the temp file is removed, never
-    renamed over it.
-    """
-    try:
-        make_private_dirs(path.parent)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as exc:
-        if exc.errno in _NO_SPACE:
-            raise _disk_full(path, exc) from exc
-        raise
-    try:
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except BaseException as exc:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        if isinstance(exc, OSError) and exc.errno in _NO_SPACE:
-            raise _disk_full(path, exc) from exc
-        raise
-    if sys.platform != "win32":
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-
-
-def _disk_full(path: Path, exc: OSError) -> DiskFullError:
-    """What a person is told when writing `path` found no space, and what to do."""
-    return DiskFullError(
-        f"the disk holding {path} is full ({exc.strerror or exc}); {path.name} was left as it "
-        "was: free some space and try again"
-    )
 
 
 #: Test seam: called after the files were read and before the plan is written.

@@ -16,19 +16,19 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-__all__ = ["PUBLISHED_PATH", "published", "tool_schemas"]
+__all__ = ["MANIFEST_PATH", "manifest", "tool_schemas"]
 
-PUBLISHED_PATH = Path(__file__).with_name("manifest.json")
+MANIFEST_PATH = Path(__file__).with_name("manifest.json")
 
 
 @cache
-def published() -> dict[str, Any]:
+def manifest() -> dict[str, Any]:
     """The parsed `manifest.json`: `protocolVersions`, `capabilities`, `serverInfo`,
     `instructions` and `tools` (each in its wire form)."""
-    data: dict[str, Any] = json.loads(PUBLISHED_PATH.read_text(encoding="utf-8"))
+    data: dict[str, Any] = json.loads(MANIFEST_PATH.read_text(encoding="utf-8"))
     return data
 
 
 def tool_schemas() -> dict[str, dict[str, Any]]:
     """Each published tool's input schema, by tool name."""
-    return {tool["name"]: tool["inputSchema"] for tool in published()["tools"]}
+    return {tool["name"]: tool["inputSchema"] for tool in manifest()["tools"]}

@@ -1,21 +1,20 @@
-"""Small text helpers shared by the recall tools: times, one-line cuts, labels."""
+"""Small text helpers shared by the recall tools: one-line cuts, labels, redacted text (times
+are `huiyi.text.dates.when`, re-exported here for them)."""
 
 from __future__ import annotations
 
 import re
-from datetime import datetime
 from typing import TYPE_CHECKING
 
 from huiyi.safety.redact import redact
+from huiyi.text.dates import when
 
 if TYPE_CHECKING:
     from huiyi.model import Event
 
+__all__ = ["KIND_LABEL", "clean", "event_label", "first_line", "one_line", "plural", "when"]
+
 _SPACE = re.compile(r"\s+")
-
-
-def when(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M") if ms else "-"
 
 
 def one_line(text: str, limit: int) -> str:

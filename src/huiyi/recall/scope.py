@@ -11,27 +11,20 @@ to every hit.
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
 
 from huiyi.errors import NotFoundError, UsageError
+from huiyi.model import CallerContext
 from huiyi.search.engine import Filter
 from huiyi.store import queries
 from huiyi.store.queries import SessionRow
+
+__all__ = ["NOT_FOUND", "NO_CONTEXT", "CallerContext", "Scope"]
 
 NOT_FOUND = "no such session in this workspace"
 NO_CONTEXT = (
     "cannot tell which workspace this call belongs to; set HUIYI_WORKSPACE (or pass "
     "--workspace to `huiyi mcp`) to the project directory"
 )
-
-
-@dataclass(frozen=True, slots=True)
-class CallerContext:
-    """Who is asking: the workspace and the caller's own (current) session, when known."""
-
-    workspace: str | None
-    session_id: str | None = None
-    how: str = "unknown"  # how the context was found, for `doctor` and debugging
 
 
 class Scope:

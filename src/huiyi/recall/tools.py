@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import sqlite3
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from huiyi.errors import UsageError
 from huiyi.model import Event, Hit, Surface, kinds_to_read
@@ -23,18 +24,22 @@ from huiyi.safety.budget import EXPAND_MAX_CHARS, TOOL_SECONDS, Budget
 from huiyi.safety.exit import Delivered, deliver
 from huiyi.search.engine import search, session_title
 from huiyi.store import queries
+from huiyi.toolspec import (
+    EXPAND_MAX,
+    HISTORY_MAX,
+    INJECT_MAX,
+    INJECT_MIN,
+    LIST_MAX,
+    QUERY_MAX,
+    READ_LAST_MAX,
+    READ_MAX_CHARS,
+    READ_MIN_CHARS,
+    RECALL_TOOLS,
+)
 
 if TYPE_CHECKING:
     from huiyi.search.semantic import Semantic
 
-#: Argument limits, published in the MCP schemas and enforced here with a helpful message.
-QUERY_MAX = 500
-HISTORY_MAX = 20
-EXPAND_MAX = 50
-LIST_MAX = 100
-READ_LAST_MAX = 500
-READ_MIN_CHARS, READ_MAX_CHARS = 200, 60_000
-INJECT_MIN, INJECT_MAX = 400, 20_000
 #: session_read pages forward at most this many events at a time
 READ_PAGE_EVENTS = 500
 #: hits at most this many text events apart in one session fold into one range
@@ -78,6 +83,29 @@ class Recall:
         self.budget = Budget(seconds)
 
     # -- recall_history ------------------------------------------------------------------
+
+    def call(self, tool: str, arguments: Mapping[str, Any]) -> Delivered:
+        """One recall tool by its published name (`toolspec.RECALL_TOOLS`), with arguments
+        already checked against its schema (defaults filled in)."""
+        a = arguments
+        if tool == "recall_history":
+            return self.history(a["query"], a["limit"])
+        if tool == "recall_expand":
+            return self.expand(a["seq"], a["sessionId"], a["before"], a["after"])
+        if tool == "session_list":
+            return self.session_list(a["limit"], a["includeSubagents"])
+        if tool == "session_read":
+            return self.session_read(
+                a["sessionId"], a["last"], a["fromSeq"], a["includeTools"], a["maxChars"]
+            )
+        raise UsageError(f"no recall tool {tool!r}; huiyi has {', '.join(RECALL_TOOLS)}")
+
+    def consent_question(self, tool: str, arguments: Mapping[str, Any]) -> str | None:
+        """What to ask the user before `tool` runs with `arguments` (ask-before-recall), or
+        None when its answer shows only the caller's own session (`recall.consent`)."""
+        from huiyi.recall.consent import question
+
+        return question(self.conn, self.ctx, tool, arguments)
 
     def history(self, query: str | None = None, limit: int = 5) -> Delivered:
         """Search this workspace's other sessions; with no query, what compaction removed."""

@@ -2,16 +2,15 @@
 
 A harness waits for its hooks before it goes on (Claude Code runs UserPromptSubmit before the
 prompt is sent), so a hook must answer in well under a second. Importing the core alone takes
-longer than that on a small machine, so this module, like the MCP stdio front (`front.py`),
-imports only the standard library and `huiyi.config`. It
+longer than that on a small machine, so this module, like the stdio MCP server, imports only
+the standard library and the leaves. It
 
 1. reads the hook's JSON object from stdin (at most `MAX_INPUT_BYTES`);
-2. hands it to the warm per-home service (`service.py`, started on first use), or, with
-   `HUIYI_SERVICE=off` or no service to be had, serves it in this process with the same core
-   code (`hooks.py`);
-3. prints what the model gets in the one form every harness takes, DSH's Claude-Code bridge
-   included (it ignores plain stdout): `{"hookSpecificOutput": {"hookEventName": "<Event>",
-   "additionalContext": "..."}}`; nothing at all when there is nothing to inject.
+2. hands it along the one route (`route.route`): to the warm per-home service, started on
+   first use, or, with `HUIYI_SERVICE=off` or no service to be had, to the same core code in
+   this process (`policy.hooks`);
+3. prints what the model gets in the harness's own hook form (`harnesses.hookform`); nothing at
+   all when there is nothing to inject.
 
 It fails open: whatever goes wrong (input that is not JSON or has wrong types, a broken index, a
 home that cannot be created, a bug), the hook prints nothing, exits 0, and one line, redacted,
@@ -26,10 +25,17 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING
 
 from huiyi.config import Settings
 from huiyi.errors import SettingsError
+from huiyi.harnesses import ADAPTERS
+from huiyi.harnesses.hookform import CLAUDE_STYLE, HookForm
+from huiyi.policy.protocol import Failure, HookRun, Reply
+from huiyi.transports.route import route
+
+if TYPE_CHECKING:
+    from huiyi.policy.handler import RequestHandler
 
 __all__ = ["LOG_MAX_BYTES", "LOG_NAME", "MAX_INPUT_BYTES", "main", "run"]
 
@@ -40,8 +46,6 @@ LOG_NAME = "hooks.log"
 LOG_MAX_BYTES = 256 * 1024
 #: one log line is cut to this many characters
 LOG_LINE_CHARS = 600
-
-Reply = dict[str, Any]
 
 
 def main(args: Sequence[str]) -> int | None:
@@ -63,53 +67,52 @@ def run(harness: str, event: str, stdin: IO[bytes], stdout: IO[str]) -> int:
     try:
         reply = _serve(settings, harness, event, stdin)
     except Exception as exc:  # the top of a hook: it fails open, the log says why
-        reply = {"error": f"internal error: {type(exc).__name__}: {exc}"}
-    for note in reply.get("notes") or ():
-        log(settings, harness, event, str(note))
-    if "error" in reply:
-        log(settings, harness, event, str(reply["error"]))
+        reply = Reply(failure=Failure("HuiyiError", f"internal error: {type(exc).__name__}: {exc}"))
+    if reply.failure is not None:
+        log(settings, harness, event, reply.failure.message)
         return 0
-    context = reply.get("context")
+    value = reply.value if isinstance(reply.value, dict) else {}
+    for note in value.get("notes") or ():
+        log(settings, harness, event, str(note))
+    context = value.get("context")
     if isinstance(context, str) and context:
-        output = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}
-        stdout.write(json.dumps(output, ensure_ascii=False) + "\n")
-        stdout.flush()
+        output = _form(harness).write(event, context)
+        if output is not None:
+            stdout.write(output + "\n")
+            stdout.flush()
     return 0
+
+
+def _form(harness: str) -> HookForm:
+    """How this harness's hooks write what the model gets."""
+    return next((a.hooks for a in ADAPTERS if a.name == harness), CLAUDE_STYLE)
 
 
 def _serve(settings: Settings, harness: str, event: str, stdin: IO[bytes]) -> Reply:
     raw = stdin.read(MAX_INPUT_BYTES + 1)
     if len(raw) > MAX_INPUT_BYTES:
-        return {"error": f"the hook input is larger than {MAX_INPUT_BYTES:,} bytes; not read"}
+        message = f"the hook input is larger than {MAX_INPUT_BYTES:,} bytes; not read"
+        return Reply(failure=Failure("UsageError", message))
     try:
         payload = json.loads(raw)
     except (ValueError, RecursionError):
-        return {"error": "the hook input is not a JSON object; nothing was done"}
-    request = {"harness": harness, "event": event, "input": payload}
-    if settings.service:
-        from huiyi.policy.manifest import published
-        from huiyi.transports.service import PROTOCOL, ServiceClient, ServiceStopped
+        message = "the hook input is not a JSON object; nothing was done"
+        return Reply(failure=Failure("UsageError", message))
+    opened: list[RequestHandler] = []
 
-        client = ServiceClient(settings, published()["serverInfo"]["version"])
-        try:
-            result = client.call({"v": PROTOCOL, "hook": request}, roots=lambda: [])  # none
-        except ServiceStopped as exc:  # it may have done the work: not done again
-            return {
-                "error": f"the huiyi service stopped during this hook ({exc}); see "
-                f"{client.log_path}"
-            }
-        if result is not None:
-            return result
-    return _in_process(settings, request)
+    def here() -> RequestHandler:
+        """The core in this process, for a hook no service serves."""
+        from huiyi.api import Huiyi
+        from huiyi.policy.handler import RequestHandler
 
+        opened.append(RequestHandler(Huiyi(settings=settings), threaded=False))
+        return opened[-1]
 
-def _in_process(settings: Settings, request: Reply) -> Reply:
-    """The hook served here, by the code the service runs."""
-    from huiyi.api import Huiyi
-    from huiyi.policy.hooks import Hooks, answer
-
-    with Huiyi(settings=settings) as hy:
-        return answer(Hooks(hy), lambda work: work(), request)
+    try:
+        return route(HookRun(harness, event, payload), settings, here)
+    finally:
+        for handler in opened:
+            handler.close()
 
 
 def log(settings: Settings, harness: str, event: str, message: str) -> None:

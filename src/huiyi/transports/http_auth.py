@@ -14,15 +14,14 @@ reach the port is one. So the HTTP server
   (`integrations.context`); MCP roots outside the token's workspaces are ignored, and when a
   client offers only such roots, or the caller found lies outside them, the call is refused
   with `OUTSIDE` (a not-found error that names no path), never answered for another workspace;
-- checks the Host and Origin headers for every loopback spelling (`host_checks`), not only the
-  three the SDK turns its checks on for.
+- checks the Host and Origin headers for every loopback spelling (`loopback.host_checks`),
+  not only the three the SDK turns its checks on for.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hmac
-import ipaddress
 import json
 import os
 import re
@@ -35,8 +34,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from huiyi.errors import NotFoundError, UsageError
+from huiyi.model import CallerContext
 from huiyi.policy.caller import CallerFinder, workspace_from_roots
-from huiyi.recall.scope import CallerContext
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
@@ -47,9 +46,7 @@ __all__ = [
     "BearerAuth",
     "GrantedFinder",
     "TokenFile",
-    "host_checks",
     "inside",
-    "is_loopback",
     "load_or_create",
 ]
 
@@ -190,43 +187,6 @@ class GrantedFinder(CallerFinder):
         if caller.workspace is None or not inside(caller.workspace, self.grant):
             raise NotFoundError(OUTSIDE)
         return caller
-
-
-# -- addresses ---------------------------------------------------------------------------------
-
-
-def is_loopback(host: str) -> bool:
-    """`localhost`, or an IP address of this machine's loopback (127.0.0.0/8, ::1 however
-    spelled). Other names (`localhost.`, `ip6-localhost`) depend on the resolver: not loopback."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def host_checks(host: str, port: int) -> list[str] | None:
-    """The `Host` header values a server bound to `host:port` accepts (its `Origin` values
-    are these behind `http://`); None when no check is possible (0.0.0.0 or ::, any address).
-
-    Every spelling of the bound address counts: as given, in canonical form, and `localhost`
-    for a loopback address (a browser sends `Host: localhost` only when it visits localhost)."""
-    names = {host.lower()}
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        address = None
-    if address is not None:
-        if address.is_unspecified:
-            return None
-        names.add(str(address))
-    if is_loopback(host):
-        names.add("localhost")
-        if host.lower() == "localhost":
-            names |= {"127.0.0.1", "::1"}
-    shown = sorted(f"[{name}]" if ":" in name else name for name in names)
-    return [f"{name}:{port}" for name in shown] + (shown if port == 80 else [])
 
 
 # -- the bearer check --------------------------------------------------------------------------

@@ -3,7 +3,7 @@ official MCP SDK.
 
 This module declares the tools for the model: short descriptions with when-to-use hints,
 JSON-schema limits and annotations, written as the signatures the SDK turns into schemas. Those
-declarations are the one source of what huiyi publishes: `published()` records what the SDK
+declarations are the one source of what huiyi publishes: `manifest()` records what the SDK
 server answers (`initialize`, `tools/list`) into `manifest.json`, which the stdio front serves
 without importing the SDK (`python -m huiyi.transports.http_mcp` regenerates it; a test
 fails when it is stale).
@@ -46,24 +46,26 @@ from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import BaseModel, Field, ValidationError
 from starlette.types import ASGIApp
 
+from huiyi.loopback import host_checks, is_loopback
 from huiyi.policy.caller import CallerFinder
-from huiyi.policy.manifest import PUBLISHED_PATH
-from huiyi.policy.tools import MEMORY_TOOLS, RECALL_TOOLS, Call, Calls
-from huiyi.recall.tools import (
+from huiyi.policy.handler import RequestHandler
+from huiyi.policy.manifest import MANIFEST_PATH
+from huiyi.policy.protocol import CallerHints, ToolCall
+from huiyi.toolspec import (
     EXPAND_MAX,
     HISTORY_MAX,
     LIST_MAX,
+    MEMORY_TOOLS,
     QUERY_MAX,
     READ_LAST_MAX,
     READ_MAX_CHARS,
     READ_MIN_CHARS,
+    RECALL_TOOLS,
 )
 from huiyi.transports.http_auth import (
     BearerAuth,
     GrantedFinder,
     TokenFile,
-    host_checks,
-    is_loopback,
 )
 from huiyi.transports.stdio_mcp import ASK_SECONDS, ELICITATION_SCHEMA
 
@@ -77,7 +79,7 @@ __all__ = [
     "HuiyiMCP",
     "announce",
     "http_app",
-    "published",
+    "manifest_of",
     "serve",
 ]
 
@@ -302,11 +304,12 @@ class HuiyiMCP:
     def __init__(self, hy: Huiyi, finder: CallerFinder) -> None:
         self.hy = hy
         self.finder = finder
-        self.calls = Calls(hy)
+        # every call is this server's: its finder, whatever the call's hints say
+        self.handler = RequestHandler(hy, finder_for=lambda _hints: finder)
 
     def close(self) -> None:
         """Close the index connection on its own thread, then stop the worker."""
-        self.calls.close()
+        self.handler.close()
 
     def build(self, name: str = "huiyi") -> MCPServer:
         """An `MCPServer` with the four recall tools and the two memory tools."""
@@ -315,34 +318,30 @@ class HuiyiMCP:
     async def call(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None
     ) -> CallToolResult:
-        """One call through `Calls.handle`, on a thread (it blocks on the SQLite worker)."""
+        """One call through `RequestHandler.handle`, on a thread (it blocks on the SQLite
+        worker); the SDK session is the peer asked for roots and consent."""
         params = context.request_context.params if context is not None else None
         raw: object = arguments
         meta = None
         if params is not None:
             raw = params.get("arguments")
             meta = params.get("_meta")
-
-        def roots() -> list[str]:
-            if context is None:
-                return []
-            return anyio.from_thread.run(self._roots, context)
-
-        def ask(message: str) -> str:
-            if context is None:
-                return "cancel"
-            return anyio.from_thread.run(self._ask, context, message)
-
         session = context.request_context.session if context is not None else None
         capabilities = session.client_capabilities if session is not None else None
-        asks = capabilities is not None and capabilities.elicitation is not None
         # the connection: over HTTP its MCP session; else the one client of this process
         headers = context.headers if context is not None else None
-        client = f"sdk:{(headers or {}).get('mcp-session-id', '')}"
-        call = Call(name, raw, meta if isinstance(meta, dict) else None, client=client)
-        result = await anyio.to_thread.run_sync(
-            partial(self.calls.handle, call, self.finder, roots, ask if asks else None)
+        call = ToolCall(
+            name,
+            raw,
+            meta if isinstance(meta, dict) else None,
+            client=f"sdk:{(headers or {}).get('mcp-session-id', '')}",
+            caller=CallerHints(self.finder.server, self.finder.cwd),
+            can_list_roots=capabilities is not None and capabilities.roots is not None,
+            can_elicit=capabilities is not None and capabilities.elicitation is not None,
         )
+        peer = _SdkPeer(self, context)
+        reply = await anyio.to_thread.run_sync(partial(self.handler.handle, call, peer))
+        result = reply.failure.tool_result() if reply.failure is not None else reply.value
         return CallToolResult.model_validate(result)
 
     async def _roots(self, ctx: Context[Any, Any]) -> list[str]:
@@ -380,12 +379,30 @@ class HuiyiMCP:
         return result.action
 
 
+class _SdkPeer:
+    """The SDK session of one call, asked from the worker thread that serves the call."""
+
+    def __init__(self, app: HuiyiMCP, context: Context[Any, Any] | None) -> None:
+        self.app = app
+        self.context = context
+
+    def roots(self) -> list[str]:
+        if self.context is None:
+            return []
+        return anyio.from_thread.run(self.app._roots, self.context)
+
+    def ask(self, question: str) -> str:
+        if self.context is None:
+            return "cancel"
+        return anyio.from_thread.run(self.app._ask, self.context, question)
+
+
 def _wire(model: BaseModel) -> dict[str, Any]:
     """A model as the SDK puts it on the wire."""
     return model.model_dump(by_alias=True, mode="json", exclude_none=True)
 
 
-async def published(server: MCPServer) -> dict[str, Any]:
+async def manifest_of(server: MCPServer) -> dict[str, Any]:
     """What `server` publishes, as the SDK's own client receives it over the legacy
     handshake: the content of `manifest.json`."""
     async with Client(server, mode="legacy") as client:
@@ -400,9 +417,9 @@ async def published(server: MCPServer) -> dict[str, Any]:
         }
 
 
-def published_text(server: MCPServer) -> str:
+def manifest_text(server: MCPServer) -> str:
     """`manifest.json` as it should read for `server`."""
-    return json.dumps(anyio.run(published, server), indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(anyio.run(manifest_of, server), indent=2, ensure_ascii=False) + "\n"
 
 
 def http_app(
@@ -490,10 +507,10 @@ def main() -> None:
     with Huiyi() as hy:
         app = HuiyiMCP(hy, CallerFinder.for_settings(hy.settings, cwd="."))
         try:
-            PUBLISHED_PATH.write_text(published_text(app.build()), encoding="utf-8")
+            MANIFEST_PATH.write_text(manifest_text(app.build()), encoding="utf-8")
         finally:
             app.close()
-    print(f"wrote {PUBLISHED_PATH}")
+    print(f"wrote {MANIFEST_PATH}")
 
 
 if __name__ == "__main__":

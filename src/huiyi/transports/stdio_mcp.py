@@ -1,25 +1,23 @@
-"""`huiyi mcp` over stdio: a front that answers the moment it is started.
+"""`huiyi mcp` over stdio: an MCP server that answers the moment it is started.
 
 Harnesses give an MCP server about a second before their first request (Codex ~1-1.5 s), and
 importing the MCP SDK alone takes longer on a small machine. So the stdio server is this
-module, which imports only the standard library and `huiyi.config`: no click, no MCP SDK, no
+module, which imports only the standard library and the leaves: no click, no MCP SDK, no
 pydantic, no numpy. It speaks MCP's stdio transport itself (JSON-RPC 2.0, one message a line)
 and answers
 
 - `initialize` (the client's protocol version when the SDK supports it for the handshake, else
   the newest it does), `ping`, `tools/list`, and the empty `prompts/list`, `resources/list`,
-  `resources/templates/list`, all from `manifest.json`, which is generated from the SDK server
-  (see `published.py`), so the front publishes exactly what the SDK server does;
-- `tools/call` on a thread per call: the call (tool, raw arguments, `_meta`) and how to find
-  its caller (this process's cwd, `--server-name`, the forced workspace) go to the warm service
-  for this HUIYI_HOME (`service.py`), started on first use; the service asks back for the
-  client's roots when it needs them, and the front gets them with a `roots/list` request to the
-  client. With ask-before-recall on, the service may also ask back for the user's consent: the
-  front puts the question to the client as `elicitation/create` (only when the client declared
-  the `elicitation` capability) and returns its action. The service's `CallToolResult` is
-  returned unchanged;
-- without a service (`HUIYI_SERVICE=off`, or it cannot be started), the call is served here by
-  the same `calls.Calls`, importing the core on first use (still without the SDK);
+  `resources/templates/list`, all from the manifest (`policy/manifest.json`), which is
+  generated from the SDK server, so this server publishes exactly what the SDK server does;
+- `tools/call` on a thread per call, along the one route (`route.route`): the call (tool, raw
+  arguments, `_meta`) and what this process knows of its caller (its cwd, `--server-name`, the
+  forced workspace) go to the warm service for this HUIYI_HOME, started on first use, or,
+  without one (`HUIYI_SERVICE=off`, or it cannot be started), to the same `RequestHandler` in
+  this process, importing the core on first use (still without the SDK). Either way this
+  server is the peer the core asks back: for the client's roots (a `roots/list` request to the
+  client) and, with ask-before-recall on, for the user's consent (`elicitation/create`, only
+  when the client declared the `elicitation` capability);
 - anything else: JSON-RPC "Method not found", as the SDK answers. That includes the
   2026-07-28 `server/discover` probe: Claude Code then initializes with 2025-11-25.
 
@@ -38,19 +36,20 @@ from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
 from huiyi.config import Settings
 from huiyi.errors import SettingsError
-from huiyi.policy.manifest import published
+from huiyi.policy.manifest import manifest
+from huiyi.policy.protocol import CallerHints, ToolCall
+from huiyi.transports.route import route
 
 if TYPE_CHECKING:
-    from huiyi.policy.caller import CallerFinder
-    from huiyi.policy.tools import Calls
-    from huiyi.transports.service import ServiceClient
+    from huiyi.policy.handler import RequestHandler
+    from huiyi.transports.service_client import ServiceClient
 
 __all__ = [
     "ASK_SECONDS",
     "ELICITATION_SCHEMA",
     "ROOTS_SECONDS",
-    "Front",
     "Options",
+    "StdioServer",
     "main",
     "parse",
     "serve",
@@ -108,7 +107,7 @@ def parse(args: Sequence[str]) -> Options | None:
     return Options(server=values["--server-name"] or "huiyi", workspace=workspace)
 
 
-class Front:
+class StdioServer:
     """One stdio MCP session: reads requests from `stdin`, writes answers to `stdout`."""
 
     def __init__(
@@ -138,7 +137,7 @@ class Front:
         self._next_id = 0
         self._cancelled: set[object] = set()
         self._service: ServiceClient | None = None
-        self._local: tuple[Calls, CallerFinder] | None = None
+        self._local: RequestHandler | None = None
         self._local_lock = threading.Lock()  # held while the core imports: not `_state`
         self._warming = False
 
@@ -177,7 +176,7 @@ class Front:
         elif method == "ping":
             self._result(ident, {})
         elif method == "tools/list":
-            self._result(ident, {"tools": published()["tools"]})
+            self._result(ident, {"tools": manifest()["tools"]})
             self._warm()
         elif method in _EMPTY:
             self._result(ident, _EMPTY[method])
@@ -194,7 +193,7 @@ class Front:
             self._error(ident, METHOD_NOT_FOUND, "Method not found", method)
 
     def _initialize(self, params: dict[str, Any]) -> dict[str, Any]:
-        facts = published()
+        facts = manifest()
         capabilities = params.get("capabilities")
         self._client_roots = (
             isinstance(capabilities, dict) and capabilities.get("roots") is not None
@@ -314,42 +313,22 @@ class Front:
         self._result(ident, result)
 
     def call(self, tool: str, arguments: object, meta: object) -> dict[str, Any]:
-        """One tool call: through the warm service when there is one, else in this process."""
-        meta = meta if isinstance(meta, dict) else None
-        service = self.service()
-        if service is not None:
-            from huiyi.transports.service import PROTOCOL, ServiceStopped
-
-            request = {
-                "v": PROTOCOL,
-                "call": {
-                    "tool": tool,
-                    "arguments": arguments,
-                    "meta": meta,
-                    "client": self._client_id,
-                },
-                "caller": {
-                    "server": self.server,
-                    "cwd": self.cwd,
-                    "forced": self.forced,
-                    "forced_how": self.forced_how,
-                },
-                "roots": self._client_roots,
-                "elicitation": self._client_elicitation,
-            }
-            try:
-                result = service.call(request, self.roots, self.ask)
-            except ServiceStopped:
-                from huiyi.safety.exit import deliver_error
-
-                text = deliver_error(
-                    f"the huiyi service stopped during this call (see {service.log_path}); "
-                    "call the tool again"
-                )
-                return {"content": [{"type": "text", "text": text}], "isError": True}
-            if result is not None:
-                return result
-        return self._serve_here(tool, arguments, meta)
+        """One tool call, along the one route: the warm service when there is one, else this
+        process (`route.route`); the front itself is the peer asked for roots and consent."""
+        request = ToolCall(
+            tool,
+            arguments,
+            meta if isinstance(meta, dict) else None,
+            client=self._client_id,
+            caller=CallerHints(self.server, self.cwd, self.forced, self.forced_how),
+            can_list_roots=self._client_roots,
+            can_elicit=self._client_elicitation,
+        )
+        reply = route(request, self.settings, self._handler, peer=self, service=self.service())
+        if reply.failure is not None:
+            return reply.failure.tool_result()
+        result: dict[str, Any] = reply.value
+        return result
 
     def service(self) -> ServiceClient | None:
         """The client of the warm service, unless HUIYI_SERVICE=off."""
@@ -357,9 +336,9 @@ class Front:
             return None
         with self._state:
             if self._service is None:
-                from huiyi.transports.service import ServiceClient
+                from huiyi.transports.service_client import ServiceClient
 
-                self._service = ServiceClient(self.settings, published()["serverInfo"]["version"])
+                self._service = ServiceClient(self.settings)
             return self._service
 
     def _warm(self) -> None:
@@ -372,44 +351,27 @@ class Front:
             self._warming = True
         threading.Thread(target=service.ensure, name="huiyi-warm", daemon=True).start()
 
-    def _serve_here(
-        self, tool: str, arguments: object, meta: dict[str, Any] | None
-    ) -> dict[str, Any]:
-        """The call served in this process, by the same code the service runs."""
-        from huiyi.policy.tools import Call
-
-        calls, finder = self._in_process()
-        call = Call(tool, arguments, meta, client=self._client_id)
-        return calls.handle(call, finder, self.roots, self.ask if self.asks else None)
-
-    def _in_process(self) -> tuple[Calls, CallerFinder]:
+    def _handler(self) -> RequestHandler:
+        """The core in this process, for calls no service serves (imported on first use)."""
         with self._local_lock:
             if self._local is None:
                 from huiyi.api import Huiyi
-                from huiyi.policy.caller import CallerFinder
-                from huiyi.policy.tools import Calls
+                from huiyi.policy.handler import RequestHandler
 
-                finder = CallerFinder.for_settings(
-                    self.settings,
-                    cwd=self.cwd,
-                    server=self.server,
-                    forced=self.forced,
-                    forced_how=self.forced_how,
-                )
-                self._local = (Calls(Huiyi(settings=self.settings)), finder)
+                self._local = RequestHandler(Huiyi(settings=self.settings))
             return self._local
 
     def close(self) -> None:
         """Close the in-process index, if this front opened one."""
         if self._local is not None:
-            self._local[0].close()
+            self._local.close()
 
 
 def serve(
     settings: Settings, *, server: str, cwd: str, forced: str | None, forced_how: str
 ) -> None:
     """Serve MCP on this process's stdin/stdout until the client closes stdin."""
-    front = Front(
+    front = StdioServer(
         settings,
         server=server,
         cwd=cwd,

@@ -129,7 +129,7 @@ class _Views:
         chosen = workspace or self.home_workspace
         if chosen != self.home_workspace and chosen not in hy.workspaces():
             raise UsageError("no such workspace in the index")
-        return hy.memory_for(chosen)
+        return hy.workspace_memory(chosen)
 
     async def memory_page(self, request: Request) -> Response:
         ws, query = request.query_params.get("ws", ""), request.query_params.get("q", "")
@@ -261,7 +261,7 @@ class _Views:
         page = self.page(request)
 
         def read(hy: Huiyi) -> Markup:
-            mem = hy.memory_for(self.home_workspace)
+            mem = hy.workspace_memory(self.home_workspace)
             files = [mem.store(t).paths.main for t in mem.targets()]
             return status.status_view(page, hy.status(), files)
 

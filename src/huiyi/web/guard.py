@@ -5,7 +5,7 @@ to every process of every user on the machine and, through DNS rebinding, to any
 browser visits. So every request, in this order:
 
 1. must name this server in `Host`: a loopback name or address with this port
-   (`http_auth.host_checks`, every spelling), else 403. A rebinding page reaches us under its
+   (`loopback.host_checks`, every spelling), else 403. A rebinding page reaches us under its
    own name and is refused before anything else is looked at;
 2. must carry this start's key: `?key=` (the URL `huiyi web` prints) sets an HttpOnly,
    SameSite=Strict cookie and redirects to the same address without the key (so it stays out
@@ -30,7 +30,7 @@ from http.cookies import CookieError, SimpleCookie
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, urlencode
 
-from huiyi.transports.http_auth import host_checks
+from huiyi.loopback import host_checks
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Message, Receive, Scope, Send

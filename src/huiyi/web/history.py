@@ -18,7 +18,7 @@ from urllib.parse import urlencode
 
 from huiyi.errors import UsageError
 from huiyi.model import TOOL_KINDS, Event, Hit, Kind, Session, Surface
-from huiyi.recall.render import when
+from huiyi.text.dates import when
 from huiyi.text.tokenize import parse_query
 from huiyi.web.markup import Markup, h, highlight, join, safe
 from huiyi.web.pages import Page

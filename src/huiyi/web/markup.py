@@ -13,7 +13,7 @@ import html
 import re
 from collections.abc import Iterable, Sequence
 
-from huiyi.safety.redact import redact
+from huiyi.safety.exit import redact
 
 __all__ = ["Markup", "esc", "h", "highlight", "join", "safe"]
 

@@ -19,10 +19,18 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from huiyi.memory import Memory, MemoryHit, Operation, Outcome, Target
-from huiyi.memory.ops import CHANGED, percent
-from huiyi.memory.store import Snapshot, entry_key
-from huiyi.safety.redact import redact
+from huiyi.memory import (
+    CHANGED,
+    Memory,
+    MemoryHit,
+    Operation,
+    Outcome,
+    Snapshot,
+    Target,
+    entry_key,
+    percent,
+)
+from huiyi.safety.exit import redact
 from huiyi.text.tokenize import parse_query
 from huiyi.web.markup import Markup, h, highlight, join, safe
 from huiyi.web.pages import Page

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from huiyi.recall.render import when
+from huiyi.text.dates import when
 from huiyi.web.history import SOURCES
 from huiyi.web.markup import Markup, h, join, safe
 from huiyi.web.pages import Page

@@ -51,7 +51,10 @@ def server_entry(launch: Launch) -> dict[str, Any]:
     return {"type": "stdio", "command": argv[0], "args": argv[1:], "env": dict(launch.env)}
 
 
-def plan(settings: Settings, launch: Launch, *, uninstall: bool = False) -> list[Change]:
+def plan(
+    settings: Settings, launch: Launch, *, uninstall: bool = False, profile: str | None = None
+) -> list[Change]:
+    """The file changes that install (or uninstall) huiyi here; `profile` is not used."""
     state_path, settings_path = paths(settings)
     state_text = read_text(state_path)
     state = load_json(state_path, state_text)

@@ -174,7 +174,10 @@ def _edit_config(
     return text
 
 
-def plan(settings: Settings, launch: Launch, *, uninstall: bool = False) -> list[Change]:
+def plan(
+    settings: Settings, launch: Launch, *, uninstall: bool = False, profile: str | None = None
+) -> list[Change]:
+    """The file changes that install (or uninstall) huiyi here; `profile` is not used."""
     config_path, hooks_path = paths(settings)
     hooks, new_hooks = hooks_change(hooks_path, launch, NAME, HOOKS, uninstall=uninstall)
     config_text = read_text(config_path)

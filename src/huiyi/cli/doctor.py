@@ -1,0 +1,127 @@
+"""`huiyi doctor`: what was found, the index's health and integrity, what is installed where;
+`--repair` mends a damaged index."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from huiyi.cli.common import FileProgress, clean_errors, emit_json, pass_huiyi, safe
+
+if TYPE_CHECKING:
+    from huiyi.api import Huiyi
+
+__all__ = ["doctor"]
+
+
+@click.command()
+@click.option(
+    "--repair",
+    is_flag=True,
+    help="Mend a damaged index: rebuild the full-text index from the kept text, or move a "
+    "damaged file aside, rebuild it from the logs and salvage the sessions whose logs are gone.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@pass_huiyi
+def doctor(hy: Huiyi, repair: bool, as_json: bool) -> None:
+    """Sources found, counts, bad lines by reason, index size and integrity."""
+    from huiyi.errors import StoreError
+
+    with clean_errors():
+        repaired = hy.repair(progress=FileProgress()) if repair else None
+        report = hy.doctor()
+        if repaired is not None:
+            report["repair"] = repaired.as_dict()
+        report["installed"] = _installed_report(hy)
+        if as_json:
+            emit_json(report)
+        else:
+            if "repair" in report:
+                _print_repair(report["repair"])
+            _print_doctor(report)
+            _print_installed(report["installed"])
+        if report["problem"]:
+            raise StoreError(report["problem"])
+
+
+def _print_repair(done: dict[str, Any]) -> None:
+    if done["action"] == "none":
+        click.echo("repair     nothing to repair: the index is healthy\n")
+        return
+    click.echo(f"repair     found: {safe(done['found'])}")
+    if done["action"] == "text-indexes":
+        click.echo(
+            "           rebuilt the full-text and fuzzy indexes from the kept text "
+            f"({done['text_events']:,} events)\n"
+        )
+        return
+    if done["moved_aside"]:
+        click.echo(f"           moved the damaged file aside to {done['moved_aside']}")
+    click.echo(f"           rebuilt {done['sessions_from_logs']} sessions from their logs")
+    click.echo(
+        f"           salvaged {done['sessions_salvaged']} sessions "
+        f"({done['events_salvaged']:,} events) whose logs are gone, from the kept text"
+    )
+    if done["forget_rules_kept"]:
+        click.echo(f"           kept {done['forget_rules_kept']} forget rules")
+    if done["unreadable_rows"]:
+        lost = ", ".join(f"{t} {n}" for t, n in sorted(done["unreadable_rows"].items()))
+        click.echo(f"           rows that could not be read (at most): {lost}")
+    for note in done["notes"]:
+        click.echo(f"           {safe(note)}")
+    click.echo("           vectors for semantic search are computed again by `huiyi index`\n")
+
+
+def _print_doctor(report: dict[str, Any]) -> None:
+    click.echo(f"index      {report['index']} ({report['index_bytes'] / 1e6:.1f} MB)")
+    if report["sessions"] is not None:
+        click.echo(
+            f"contents   {report['sessions']} sessions, {report['events']} events, "
+            f"{report['workspaces']} workspaces, {report['private_sessions']} private"
+        )
+    click.echo(f"integrity  {report['integrity']}; full-text {report['fulltext']}")
+    vectors = report["embeddings"]
+    if vectors is None:
+        pass
+    elif vectors["model"] is None:
+        click.echo("vectors    semantic search is off")
+    else:
+        embedded, embeddable = vectors["embedded"], vectors["embeddable"]
+        share = f" ({embedded / embeddable:.0%})" if embeddable else ""
+        click.echo(
+            f"vectors    {embedded:,} of {embeddable:,} messages embedded{share} with "
+            f"{vectors['model']}; `huiyi index` embeds the rest"
+        )
+    for name, src in report["sources"].items():
+        click.echo(f"\n{name}")
+        for root in src.get("roots", []):
+            state = "found" if root["exists"] else "not found"
+            click.echo(f"  root     {root['path']} ({state})")
+        if "files" in src:
+            click.echo(
+                f"  files    {src['files']} ({src['missing_files']} gone from disk, "
+                f"{src['unreadable_files']} unreadable, {src['refused_files']} refused)"
+            )
+        if "sessions" in src:
+            click.echo(f"  indexed  {src['sessions']} sessions, {src['events']} events")
+        bad = src.get("bad_lines") or {}
+        if bad:
+            click.echo("  skipped  " + ", ".join(f"{k} {v}" for k, v in sorted(bad.items())))
+
+
+def _installed_report(hy: Huiyi) -> dict[str, Any]:
+    """The `installed` part of `huiyi doctor --json`."""
+    from huiyi.install import statuses
+
+    return {name: status.as_dict() for name, status in statuses(hy.settings).items()}
+
+
+def _print_installed(report: dict[str, Any]) -> None:
+    click.echo("\ninstalled")
+    for name, s in report.items():
+        hooks = ", ".join(s["hooks"]) or "no"
+        click.echo(f"  {name:<12} MCP {'yes' if s['mcp'] else 'no':<4} {s['mcp_path']}")
+        click.echo(f"  {'':<12} hooks {hooks}  {s['hooks_path']}")
+        for note in s["notes"]:
+            click.echo(f"  {'':<12} ! {note}")

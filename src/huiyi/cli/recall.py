@@ -1,0 +1,58 @@
+"""`huiyi recall`: print exactly what the agent's `recall_history` tool returns (the human
+`/recall`), served along the one route (`huiyi.transports.cli_client`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from huiyi.cli.common import (
+    CliState,
+    clean_errors,
+)
+from huiyi.errors import UsageError
+from huiyi.transports import cli_client
+
+if TYPE_CHECKING:
+    pass
+
+__all__ = ["recall"]
+
+
+@click.command()
+@click.argument("query", nargs=-1)
+@click.option(
+    "--workspace",
+    type=click.Path(path_type=Path),
+    help="The workspace to recall from (default: HUIYI_WORKSPACE, else the current directory's).",
+)
+@click.option(
+    "--session",
+    "session_id",
+    help="The current session, whose compacted part a bare `recall` returns (default: "
+    "HUIYI_SESSION).",
+)
+@click.option("--limit", default=5, show_default=True, help="How many results (1-20).")
+@click.pass_obj
+def recall(
+    state: CliState,
+    query: tuple[str, ...],
+    workspace: Path | None,
+    session_id: str | None,
+    limit: int,
+) -> None:
+    """Print exactly what the agent's recall_history tool returns (the human /recall)."""
+    with clean_errors():
+        session_id = session_id or state.settings.session
+        text = " ".join(query).strip()
+        if not text and not session_id:
+            raise UsageError(
+                "give some words to recall, e.g. `huiyi recall 数据库 回滚`; a bare `huiyi "
+                "recall` needs --session ID (the session whose compacted part to recover)"
+            )
+        request = cli_client.recall_request(
+            state.settings, text, workspace=workspace, session_id=session_id, limit=limit
+        )
+        click.echo(cli_client.reply(state.settings, request, state.huiyi)["text"])

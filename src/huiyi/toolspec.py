@@ -1,0 +1,36 @@
+"""The agent's six tools as a contract: their names and the limits of their arguments.
+
+The MCP servers publish these limits in the tool schemas (`transports.http_mcp`, and from it
+`policy/manifest.json`), and the recall tools enforce the same ones with a message that says
+what to pass (`recall.tools`), so a model that ignores the schema gets the help a person gets
+from the CLI. Plain constants: every layer may read them.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "EXPAND_MAX",
+    "HISTORY_MAX",
+    "INJECT_MAX",
+    "INJECT_MIN",
+    "LIST_MAX",
+    "MEMORY_TOOLS",
+    "QUERY_MAX",
+    "READ_LAST_MAX",
+    "READ_MAX_CHARS",
+    "READ_MIN_CHARS",
+    "RECALL_TOOLS",
+]
+
+#: the tools that read history, and the ones that read and write the memory stores
+RECALL_TOOLS = ("recall_history", "recall_expand", "session_list", "session_read")
+MEMORY_TOOLS = ("memory", "memory_search")
+
+QUERY_MAX = 500
+HISTORY_MAX = 20
+EXPAND_MAX = 50
+LIST_MAX = 100
+READ_LAST_MAX = 500
+READ_MIN_CHARS, READ_MAX_CHARS = 200, 60_000
+#: the range `recall.maxInjectChars` may take
+INJECT_MIN, INJECT_MAX = 400, 20_000
