@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # and, for a command that only reads, not imported at all:
     from huiyi.memory import Memory
     from huiyi.recall.scope import CallerContext
     from huiyi.recall.tools import Recall
-    from huiyi.search.embed import Embedder
+    from huiyi.search.embedding.base import Embedder
     from huiyi.search.semantic import Semantic
     from huiyi.sources import Reader
     from huiyi.store.ingest import SourceReport
@@ -223,7 +223,7 @@ class Huiyi:
     def semantic(self) -> Semantic | None:
         """The semantic layer, built on first use (loading no model until a query needs it)."""
         if self._semantic is None and self._semantic_failed is None:
-            from huiyi.search.embed import make_embedder
+            from huiyi.search.embedding.factory import make_embedder
             from huiyi.search.semantic import Semantic
 
             spec = self._embedder

@@ -93,7 +93,7 @@ if TYPE_CHECKING:
     from huiyi.api import Huiyi
     from huiyi.integrations.calls import Calls
     from huiyi.integrations.hooks import Hooks
-    from huiyi.search.embed import Embedder
+    from huiyi.search.embedding.base import Embedder
 
 __all__ = [
     "IDLE_SECONDS",

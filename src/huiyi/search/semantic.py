@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # numpy loads with the first vectors, not with every hybrid s
     import numpy as np
     import numpy.typing as npt
 
-    from huiyi.search.embed import Embedder
+    from huiyi.search.embedding.base import Embedder
 
 
 class _Loaded:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import numpy.typing as npt
 
-    from huiyi.search.e5pack import E5Pack
+    from huiyi.search.embedding.e5pack import E5Pack
 
 __all__ = ["GRAPH_VERSION", "build_graph", "write_graph"]
 

