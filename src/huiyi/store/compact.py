@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from huiyi.store import db
+from huiyi.store import transaction
 
 #: a run that wrote fewer events than this is never followed by a compaction
 COMPACT_MIN_EVENTS = 10_000
@@ -49,7 +49,7 @@ def compact(conn: sqlite3.Connection) -> bool:
     if conn.execute("PRAGMA auto_vacuum").fetchone()[0] != INCREMENTAL:
         return False
     # the small page cache of a first index: REINDEX sorts within it, not in 64 MB more
-    with db.bulk_load(conn), db.immediate(conn):
+    with transaction.bulk_load(conn), transaction.immediate(conn):
         for table in TEXT_TABLES:
             conn.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
         # the uid index fills in random order, and appends leave index pages part empty

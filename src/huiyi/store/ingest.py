@@ -33,7 +33,7 @@ from typing import Any
 from huiyi.model import TEXT_KINDS, Surface, sql_kinds
 from huiyi.safety.privacy import is_private_title
 from huiyi.sources.base import Cursor, Reader, SessionUpdate
-from huiyi.store import db, textpack, vectors
+from huiyi.store import db, textpack, transaction, vectors
 from huiyi.store.codes import surface_code
 from huiyi.store.reading import (
     PARALLEL_MIN_FILES,
@@ -149,7 +149,7 @@ class Ingestor:
             return
         self.conn.commit()
         try:
-            with db.immediate(self.conn):
+            with transaction.immediate(self.conn):
                 packed = textpack.train(self.conn, self._codec)
         except BaseException:
             self._codec.reset()  # the dictionary it was given was rolled back
@@ -175,7 +175,7 @@ class Ingestor:
 
         Unchanged files cost one `stat`. When many files changed (a first index), reading and
         tokenising run in `workers` processes (`reading.planned_workers` when None) while this
-        one writes with bulk-load settings (`db.bulk_load`); `workers=0` never forks.
+        one writes with bulk-load settings (`transaction.bulk_load`); `workers=0` never forks.
         """
         report.roots = [str(r) for r in reader.roots()]
         try:
@@ -193,7 +193,7 @@ class Ingestor:
             reader, jobs, planned_workers(len(jobs), workers), self._codec.dictionary
         )
         bulk = len(jobs) >= PARALLEL_MIN_FILES
-        with db.bulk_load(self.conn) if bulk else contextlib.nullcontext():
+        with transaction.bulk_load(self.conn) if bulk else contextlib.nullcontext():
             for done, (job, outcome) in enumerate(
                 zip(jobs, outcomes, strict=True), total - len(jobs) + 1
             ):

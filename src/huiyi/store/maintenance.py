@@ -28,7 +28,7 @@ from typing import Any
 from huiyi.errors import StoreError
 from huiyi.model import TEXT_KINDS, sql_kinds
 from huiyi.sources.base import Reader
-from huiyi.store import compact, db, migrations, textindex, textpack, vectors
+from huiyi.store import compact, db, migrations, textindex, textpack, transaction, vectors
 from huiyi.store.codes import kind_code, role_code, surface_code
 from huiyi.store.ingest import Ingestor, Progress, SourceReport, spread_privacy, text_uid_key
 from huiyi.store.textpack import TextPackError
@@ -189,7 +189,7 @@ def last_indexed(conn: sqlite3.Connection) -> int | None:
 
 def forget_session(conn: sqlite3.Connection, session_id: str) -> bool:
     """Remove one session and keep it out of the index; False when there is no such session."""
-    with db.immediate(conn):
+    with transaction.immediate(conn):
         row = conn.execute(
             "SELECT sid, workspace FROM sessions WHERE id = ?", (session_id,)
         ).fetchone()
@@ -202,7 +202,7 @@ def forget_session(conn: sqlite3.Connection, session_id: str) -> bool:
 
 def forget_workspace(conn: sqlite3.Connection, workspace: str) -> int:
     """Remove every session of a workspace and keep it out; returns how many were removed."""
-    with db.immediate(conn):
+    with transaction.immediate(conn):
         rows = conn.execute(
             "SELECT sid, workspace FROM sessions WHERE workspace = ?", (workspace,)
         ).fetchall()
@@ -306,7 +306,7 @@ def _rebuild_text_in_place(path: Path, report: RepairReport) -> bool:
     except StoreError:
         return False
     try:
-        with db.immediate(conn):
+        with transaction.immediate(conn):
             report.text_events = textindex.rebuild(conn)
         conn.execute("VACUUM")
     except sqlite3.DatabaseError:
@@ -472,7 +472,7 @@ class _Salvage:
     def forgotten_into(self, conn: sqlite3.Connection) -> None:
         """Carry the forget rules over (before any log is read again)."""
         rules = list(self._guard(self.rows("forgotten", "kind, value, at")))
-        with db.immediate(conn):
+        with transaction.immediate(conn):
             for rule in rules:
                 cur = self._insert(
                     conn,
@@ -492,7 +492,7 @@ class _Salvage:
         gone_workspaces = {
             r[0] for r in conn.execute("SELECT value FROM forgotten WHERE kind = 'workspace'")
         }
-        with db.immediate(conn):
+        with transaction.immediate(conn):
             # old sid -> (new sid, workspace)
             moved: dict[int, tuple[int, str]] = {}
             private: list[str] = []
