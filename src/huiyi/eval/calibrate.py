@@ -29,7 +29,8 @@ from itertools import product
 from pathlib import Path
 
 from huiyi.config import Settings
-from huiyi.eval.datasets import EvalSet, event_id, load
+from huiyi.eval.datasets import load
+from huiyi.eval.evalset import EvalSet, event_id
 from huiyi.eval.harness import indexed
 from huiyi.search.floor import FLOORS_FILE, Evidence, Floors
 

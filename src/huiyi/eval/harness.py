@@ -35,7 +35,8 @@ from typing import TYPE_CHECKING
 
 from huiyi.config import Settings
 from huiyi.errors import EvalError, HuiyiError, LayerUnavailable, UsageError
-from huiyi.eval.datasets import EvalQuery, EvalSet, event_id, to_generic_jsonl
+from huiyi.eval.datasets import to_generic_jsonl
+from huiyi.eval.evalset import EvalQuery, EvalSet, event_id
 from huiyi.eval.runner import DEPTH, LayerRun, Report, run
 
 if TYPE_CHECKING:
