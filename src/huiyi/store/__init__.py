@@ -6,6 +6,7 @@ runs in, and `compact` gives back the room a big write leaves; `ingest` turns re
 into rows under a single-writer lock, with `reading` running the readers (in worker processes
 for a big first index) and `textindex` writing what each event puts into the full-text and
 trigram indexes (the one place that does); `queries` and `vectors` answer reads for search,
-listing, paging and the semantic layer; `maintenance` checks health, repairs (moving a corrupt
-file aside and rebuilding it from the logs and the kept text) and forgets.
+listing, paging and the semantic layer; `health` checks the file and counts what it holds,
+`repair` mends it (moving a corrupt file aside and rebuilding it from the logs and the kept
+text) and `forget` removes sessions for good, all three gathered for `Huiyi` in `maintenance`.
 """
