@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from huiyi.config import Settings
-from huiyi.errors import HuiyiError, NotFoundError, UsageError
+from huiyi.errors import NotFoundError, UsageError
 from huiyi.model import Event, Session, kinds_to_read
 from huiyi.search.engine import MODEL_LOAD_SECONDS, Filter, SearchResult, search
 from huiyi.store import db, queries
@@ -223,27 +223,13 @@ class Huiyi:
     def semantic(self) -> Semantic | None:
         """The semantic layer, built on first use (loading no model until a query needs it)."""
         if self._semantic is None and self._semantic_failed is None:
-            from huiyi.search.embedding.factory import make_embedder
-            from huiyi.search.semantic import Semantic
+            from huiyi.search.semantic import semantic_layer
 
-            spec = self._embedder
-            if isinstance(spec, str) and spec.strip().lower() in ("", "none", "off"):
-                self._semantic_failed = "the semantic layer is turned off (HUIYI_EMBEDDER=none)"
+            layer = semantic_layer(self._embedder, self.settings)
+            if isinstance(layer, str):
+                self._semantic_failed = layer
                 return None
-            try:
-                embedder = (
-                    make_embedder(
-                        spec,
-                        api_key=self.settings.embed_api_key,
-                        cache_dir=self.settings.home / "models",
-                    )
-                    if isinstance(spec, str)
-                    else spec
-                )
-            except HuiyiError as exc:
-                self._semantic_failed = str(exc)
-                return None
-            self._semantic = Semantic(embedder)
+            self._semantic = layer
         return self._semantic
 
     def coverage(
@@ -273,6 +259,7 @@ class Huiyi:
         and MCP servers keep indexing meanwhile. Stops early after `max_seconds`; the next call
         goes on where this one stopped.
         """
+        from huiyi.search.semantic import embed_missing
         from huiyi.store import vectors
 
         semantic = self.semantic
@@ -280,26 +267,15 @@ class Huiyi:
             return 0
         if self._embed_queue is None:
             self._embed_queue = vectors.EmbedQueue()
-        queue = self._embed_queue
-        started = time.monotonic()
-        done = 0
-        todo = 0
-        if progress is not None:
-            embedded, embeddable = vectors.coverage(self.conn, semantic.model, None)
-            todo = embeddable - embedded
-        while True:
-            rows = queue.next(self.conn, semantic.model, limit=batch)
-            if not rows:
-                break
-            matrix = semantic.embedder.embed_passages([text for _, text in rows])
-            with db.writer_lock(self.settings.lock_path):
-                vectors.save(self.conn, semantic.model, [rowid for rowid, _ in rows], matrix)
-            done += len(rows)
-            if progress is not None:
-                progress(done, max(todo, done))
-            if max_seconds is not None and time.monotonic() - started > max_seconds:
-                break
-        return done
+        return embed_missing(
+            self.conn,
+            semantic,
+            self._embed_queue,
+            self.settings.lock_path,
+            progress=progress,
+            batch=batch,
+            max_seconds=max_seconds,
+        )
 
     # -- reads ---------------------------------------------------------------------------
 
