@@ -36,7 +36,7 @@ from huiyi.search.floor import FLOORS_FILE, Evidence, Floors
 
 __all__ = ["Observation", "fit", "observe"]
 
-#: hit@5 on positives the floors may cost a set (issue 11's target)
+#: hit@5 on positives the floors may cost a set (the target abstention is held to)
 MAX_HIT_LOSS = 0.02
 K = 5
 

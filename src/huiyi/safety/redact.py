@@ -28,7 +28,7 @@ Why it is shaped this way:
 * The mask `[REDACTED:<family>]` matches none of the patterns, so redaction is idempotent:
   redacting redacted text changes nothing and counts nothing.
 * Every pattern is compiled on its first use (`huiyi.text.lazyre`): compiled at import they
-  cost about 25 ms in every process, and a pass whose needles never occur never needs its own.
+  would slow every process, and a pass whose needles never occur never needs its own.
 """
 
 from __future__ import annotations

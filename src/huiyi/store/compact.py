@@ -11,10 +11,9 @@ pages into the holes and shortens the file, without rewriting the rest of it as 
 (which also took a page cache as large as the index). Indexes made before keep their layout
 and are not compacted: their file would only grow.
 
-On the side-by-side benchmark's 104k Claude Code messages, with `db.PAGE_SIZE`'s 8 KiB pages:
-38.5 MB -> 37.9 (`optimize`) -> 37.5 MB (`REINDEX`), for 0.54 CPU seconds (README, "Index
-size, third step"). Done only when a run wrote at least as many events as the index held
-before it (and at least `COMPACT_MIN_EVENTS`), so that its cost stays a fraction of the run's.
+What each step saves and costs is measured by the side-by-side benchmark (the README gives
+today's figures). Done only when a run wrote at least as many events as the index held before
+it (and at least `COMPACT_MIN_EVENTS`), so that its cost stays a fraction of the run's.
 """
 
 from __future__ import annotations

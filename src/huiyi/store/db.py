@@ -27,7 +27,7 @@ from huiyi.store import migrations, textpack, transaction
 
 BUSY_TIMEOUT_MS = 10_000
 #: page size of a new index (SQLite's default is 4,096): fewer page headers and part-empty
-#: pages; at 104k Claude Code messages 38.75 -> 38.49 MB, and searches as fast
+#: pages make a smaller file, and searches are as fast
 PAGE_SIZE = 8_192
 #: pause before opening again after SQLite refused to wait (see `connect`)
 OPEN_RETRY_SECONDS = 0.02

@@ -98,8 +98,8 @@ def check(path: Path) -> Health:
 
 def quick_check(conn: sqlite3.Connection) -> str:
     """SQLite's `quick_check` of the whole file: "ok", or what it complained of (five things at
-    most). It reads every page, about a second per 600 MB: once per `huiyi index`, never per
-    search."""
+    most). It reads every page, so its time grows with the file: once per `huiyi index`, never
+    per search."""
     try:
         complaints = [
             row[0].removeprefix("*** in database main ***\n")

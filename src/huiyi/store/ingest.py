@@ -155,8 +155,8 @@ class Ingestor:
             self._codec.reset()  # the dictionary it was given was rolled back
             raise
         if packed:
-            # the texts packed in place left their pages two-thirds empty (0.4 of 35 MB after
-            # a first index of 106k Claude Code messages); the index is still small
+            # the texts packed in place left their pages mostly empty; the index is still
+            # small, so packing its pages again costs little
             db.vacuum(self.conn)
 
     # -- files ---------------------------------------------------------------------------
@@ -559,7 +559,7 @@ class Ingestor:
             remove_rows(self.conn, workspace, stale)
         # `OR REPLACE` only where a row is replaced: such a statement runs in a statement
         # savepoint, where FTS5 writes its pending rows out as a new segment (migration m006
-        # says more); on every file it made a first index's writer 1.5 times slower
+        # says more); on every file it made a first index's writer much slower
         for verb, values in (("INSERT", fresh), ("INSERT OR REPLACE", replaced)):
             if values:
                 self.conn.executemany(

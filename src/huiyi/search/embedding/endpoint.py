@@ -77,7 +77,7 @@ class OpenAIEmbedder:
         return self._dim
 
     def _request(self, texts: list[str]) -> Vectors:
-        # http.client, ssl and email cost ~20 ms to import: only for an endpoint in use
+        # http.client, ssl and email are slow to import: only for an endpoint in use
         from huiyi.openai_http import EndpointError, post_json
 
         body = {"model": self.model, "input": texts, "encoding_format": "float"}
