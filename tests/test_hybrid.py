@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from huiyi import Huiyi
+from huiyi.errors import EmbeddingError
 from huiyi.search import engine, fusion
-from huiyi.search.embed import EmbeddingError, FakeEmbedder
+from huiyi.search.embedding.fake import FakeEmbedder
 from tests.builders.lines import LineReader, write
 
 CORPUS = [

@@ -15,7 +15,7 @@ from huiyi import Huiyi
 from huiyi.harnesses.dsh.reader import DshReader
 from huiyi.model import Kind
 from huiyi.sources.base import Cursor, ReadResult
-from huiyi.store import db, textindex
+from huiyi.store import textindex, transaction
 from huiyi.store.ingest import Ingestor, SourceReport
 from huiyi.store.reading import PARALLEL_MIN_FILES, planned_workers
 from tests.builders import dsh
@@ -80,7 +80,7 @@ def test_a_big_first_index_gives_the_search_cache_back_and_finds_everything(
         report = hy.index()
         assert report.events == (PARALLEL_MIN_FILES + 8) * 12
         (cache,) = hy.conn.execute("PRAGMA cache_size").fetchone()
-        assert cache == -db.CACHE_KIB
+        assert cache == -transaction.CACHE_KIB
         hits = hy.search("rollback_plan_5 回滚", workspace="/w/p1", limit=100).hits
         assert {h.session_id for h in hits} == {
             f"session-{n:08d}-1111-4222-8333-4444" for n in range(1, PARALLEL_MIN_FILES + 8, 2)

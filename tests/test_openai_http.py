@@ -15,7 +15,7 @@ import pytest
 from huiyi.errors import EmbeddingError, ExtractionError
 from huiyi.memory.extract import ExtractConfig, call_chat
 from huiyi.openai_http import EndpointError, post_json
-from huiyi.search.embed import OpenAIEmbedder
+from huiyi.search.embedding.endpoint import OpenAIEmbedder
 
 KEY = "sk-live-secret-key-4242"
 

@@ -59,7 +59,7 @@ NOT_FOR_SEARCH = (
     "concurrent.futures",  # the embedder's thread pool, made when it embeds
     "importlib.resources",  # with tempfile and zipfile, for two files beside their modules
     "huiyi.recall.scope",  # the agent's caller context
-    "huiyi.search.e5pack",  # the packed weights, read when the model loads
+    "huiyi.search.embedding.e5pack",  # the packed weights, read when the model loads
     # about 10 ms to import in Python 3.11, 1 ms per class: the records a search uses are
     # `NamedTuple`s and plain classes (`huiyi.config`)
     "dataclasses",

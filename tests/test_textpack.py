@@ -13,7 +13,7 @@ import pytest
 from huiyi import Huiyi
 from huiyi.errors import StoreError
 from huiyi.sources.base import Cursor, ReadResult
-from huiyi.store import maintenance, migrations, reading, textpack
+from huiyi.store import health, migrations, reading, repair, textpack
 from huiyi.store.ingest import Ingestor, SourceReport
 from tests.builders import damage
 from tests.builders.lines import LineReader, write
@@ -346,10 +346,10 @@ def test_an_unreadable_dictionary_is_damage_that_doctor_finds_and_repair_mends(
             with pytest.raises(StoreError, match=r"packed text|dictionary 1") as caught:
                 attempt()
             assert "huiyi doctor --repair" in str(caught.value)
-    health = maintenance.check(path)
-    assert not health.ok and "packed texts cannot be read" in health.integrity
-    report = maintenance.repair(path, lock, [LineReader(logs)])
-    assert maintenance.check(path).ok
+    found = health.check(path)
+    assert not found.ok and "packed texts cannot be read" in found.integrity
+    report = repair.repair(path, lock, [LineReader(logs)])
+    assert health.check(path).ok
     with Huiyi(tmp_path / "home") as hy:
         assert read_back(hy, 12) == logged  # every session again, from its log
         assert kept(hy)["blob rows"] >= 300  # and packed again, with a new dictionary
@@ -370,9 +370,9 @@ def test_a_repair_whose_copy_has_no_readable_dictionary_counts_what_it_lost(
     for log in logs.iterdir():
         log.unlink()
     damage.truncate(path)
-    report = maintenance.repair(path, lock, [LineReader(logs)])
+    report = repair.repair(path, lock, [LineReader(logs)])
     assert report.unreadable.get("events", 0) > 0
-    assert maintenance.check(path).ok
+    assert health.check(path).ok
 
 
 def test_an_index_packed_on_upgrade_gets_smaller_on_disk(

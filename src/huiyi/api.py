@@ -34,11 +34,11 @@ if TYPE_CHECKING:  # and, for a command that only reads, not imported at all:
     from huiyi.memory import Memory
     from huiyi.recall.anchors import Anchors as Anchors  # the hooks' type, from the doorway
     from huiyi.recall.tools import Recall
-    from huiyi.search.embed import Embedder
+    from huiyi.search.embedding.base import Embedder
     from huiyi.search.semantic import Semantic
     from huiyi.sources import Reader
     from huiyi.store.ingest import SourceReport
-    from huiyi.store.maintenance import RepairReport
+    from huiyi.store.repair import RepairReport
     from huiyi.store.vectors import EmbedQueue
 
 __all__ = [
@@ -204,7 +204,7 @@ class Huiyi:
         """
         # the readers and the ingest machinery (multiprocessing, pickle) load only to index
         from huiyi.sources import default_readers, generic_reader
-        from huiyi.store import compact, maintenance
+        from huiyi.store import compact, health
         from huiyi.store.ingest import Ingestor, SourceReport
 
         started = time.perf_counter()
@@ -219,7 +219,7 @@ class Huiyi:
         self.settings.ensure_home()
         conn, path = self.conn, self.settings.db_path
         with db.faults(conn, path, retry="run `huiyi index` again"):
-            if check and (found := maintenance.quick_check(conn)) != "ok":
+            if check and (found := health.quick_check(conn)) != "ok":
                 report.warnings.append(db.damaged_message(path, found))
             with db.writer_lock(self.settings.lock_path, timeout=lock_timeout):
                 ingestor = Ingestor(conn)
@@ -275,9 +275,9 @@ class Huiyi:
         history never mixes with real history.
         """
         from huiyi.demo import DEMO_WORKSPACE, demo_readers
-        from huiyi.store import maintenance
+        from huiyi.store import health
 
-        if maintenance.has_sessions(self.conn):
+        if health.has_sessions(self.conn):
             return None
         report = self.index(readers=demo_readers())
         report.demo = True
@@ -303,27 +303,13 @@ class Huiyi:
     def semantic(self) -> Semantic | None:
         """The semantic layer, built on first use (loading no model until a query needs it)."""
         if self._semantic is None and self._semantic_failed is None:
-            from huiyi.search.embed import make_embedder
-            from huiyi.search.semantic import Semantic
+            from huiyi.search.semantic import semantic_layer
 
-            spec = self._embedder
-            if isinstance(spec, str) and spec.strip().lower() in ("", "none", "off"):
-                self._semantic_failed = "the semantic layer is turned off (HUIYI_EMBEDDER=none)"
+            layer = semantic_layer(self._embedder, self.settings)
+            if isinstance(layer, str):
+                self._semantic_failed = layer
                 return None
-            try:
-                embedder = (
-                    make_embedder(
-                        spec,
-                        api_key=self.settings.embed_api_key,
-                        cache_dir=self.settings.home / "models",
-                    )
-                    if isinstance(spec, str)
-                    else spec
-                )
-            except HuiyiError as exc:
-                self._semantic_failed = str(exc)
-                return None
-            self._semantic = Semantic(embedder)
+            self._semantic = layer
         return self._semantic
 
     def coverage(
@@ -383,6 +369,7 @@ class Huiyi:
         and MCP servers keep indexing meanwhile. Stops early after `max_seconds`; the next call
         goes on where this one stopped.
         """
+        from huiyi.search.semantic import embed_missing
         from huiyi.store import vectors
 
         semantic = self.semantic
@@ -390,26 +377,15 @@ class Huiyi:
             return 0
         if self._embed_queue is None:
             self._embed_queue = vectors.EmbedQueue()
-        queue = self._embed_queue
-        started = time.monotonic()
-        done = 0
-        todo = 0
-        if progress is not None:
-            embedded, embeddable = vectors.coverage(self.conn, semantic.model, None)
-            todo = embeddable - embedded
-        while True:
-            rows = queue.next(self.conn, semantic.model, limit=batch)
-            if not rows:
-                break
-            matrix = semantic.embedder.embed_passages([text for _, text in rows])
-            with db.writer_lock(self.settings.lock_path):
-                vectors.save(self.conn, semantic.model, [rowid for rowid, _ in rows], matrix)
-            done += len(rows)
-            if progress is not None:
-                progress(done, max(todo, done))
-            if max_seconds is not None and time.monotonic() - started > max_seconds:
-                break
-        return done
+        return embed_missing(
+            self.conn,
+            semantic,
+            self._embed_queue,
+            self.settings.lock_path,
+            progress=progress,
+            batch=batch,
+            max_seconds=max_seconds,
+        )
 
     # -- reads ---------------------------------------------------------------------------
 
@@ -609,17 +585,17 @@ class Huiyi:
 
     def forget(self, *, session_id: str | None = None, workspace: str | Path | None = None) -> int:
         """Remove a session or a whole workspace from the index, and keep them out of it."""
-        from huiyi.store import maintenance
+        from huiyi.store import forget
 
         if (session_id is None) == (workspace is None):
             raise UsageError("forget needs exactly one of a session id or --workspace DIR")
         with db.writer_lock(self.settings.lock_path):
             if session_id is not None:
-                if not maintenance.forget_session(self.conn, session_id):
+                if not forget.forget_session(self.conn, session_id):
                     raise NotFoundError(f"no session {session_id!r} in the index")
                 return 1
             value = workspace_of(os.path.abspath(os.path.expanduser(str(workspace))))
-            return maintenance.forget_workspace(self.conn, value)
+            return forget.forget_workspace(self.conn, value)
 
     # -- health --------------------------------------------------------------------------
 
@@ -629,18 +605,18 @@ class Huiyi:
         Never fails on a damaged index: `healthy` is then False and `problem` says what to do.
         """
         from huiyi import doctor
-        from huiyi.store import maintenance
+        from huiyi.store import health
 
-        health = maintenance.check(self.settings.db_path)
-        if not health.file_ok or health.newer:
-            return doctor.report(self.settings, health)
+        found = health.check(self.settings.db_path)
+        if not found.file_ok or found.newer:
+            return doctor.report(self.settings, found)
         embedded, embeddable = self.coverage(all_workspaces=True)
         semantic = self.semantic
         return doctor.report(
             self.settings,
-            health,
-            totals=maintenance.totals(self.conn),
-            per_source=maintenance.per_source(self.conn),
+            found,
+            totals=health.totals(self.conn),
+            per_source=health.per_source(self.conn),
             embeddings={
                 "model": semantic.model if semantic else None,
                 "embedded": embedded,
@@ -654,10 +630,10 @@ class Huiyi:
         when a log was last read, and the memory files. Doctor's counts without its integrity
         checks, which read the whole file (seconds on a large index)."""
         from huiyi import doctor
-        from huiyi.store import maintenance
+        from huiyi.store import health
 
         sources = doctor.sources_found(self.settings)
-        for name, counts in maintenance.per_source(self.conn).items():
+        for name, counts in health.per_source(self.conn).items():
             sources.setdefault(name, {"roots": []}).update(counts)
         embedded, embeddable = self.coverage(all_workspaces=True)
         semantic = self.semantic
@@ -665,8 +641,8 @@ class Huiyi:
             "home": str(self.settings.home),
             "index": str(self.settings.db_path),
             "index_bytes": doctor.index_bytes(self.settings.db_path),
-            "last_indexed": maintenance.last_indexed(self.conn),
-            **maintenance.totals(self.conn),
+            "last_indexed": health.last_indexed(self.conn),
+            **health.totals(self.conn),
             "sources": sources,
             "embeddings": {
                 "model": semantic.model if semantic else None,
@@ -684,14 +660,14 @@ class Huiyi:
         """Check the index and mend what is damaged, losing no session that was indexed.
 
         Damaged text indexes are rebuilt in place; a damaged file is moved aside, rebuilt from
-        the logs, and what only it still held is salvaged (`store.maintenance.repair`).
+        the logs, and what only it still held is salvaged (`store.repair.repair`).
         """
         from huiyi.sources import default_readers
-        from huiyi.store import maintenance
+        from huiyi.store import repair
 
         self.close()  # the file may be moved aside: the next use opens the repaired one
         self.settings.ensure_home()
-        return maintenance.repair(
+        return repair.repair(
             self.settings.db_path,
             self.settings.lock_path,
             default_readers(self.settings),

@@ -1,10 +1,10 @@
 """What `huiyi doctor` reports: where each harness's logs were looked for, what the index holds,
 how healthy it is, and how much of it is embedded.
 
-Assembly only: every count and check comes from `store.maintenance`, which holds the SQL, and
-repair lives there too. One definition of "events" holds for the total and for each source:
-the conversation events that `sessions.event_count` counts (titles and other bookkeeping rows
-are not events).
+Assembly only: every count and check comes from `store.health`, which holds the SQL, and
+repair lives in `store.repair`. One definition of "events" holds for the total and for each
+source: the conversation events that `sessions.event_count` counts (titles and other
+bookkeeping rows are not events).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 from huiyi.config import Settings
 from huiyi.sources import default_readers
-from huiyi.store.maintenance import Health
+from huiyi.store.health import Health
 
 
 def _size(path: Path) -> int:

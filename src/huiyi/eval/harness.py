@@ -35,12 +35,13 @@ from typing import TYPE_CHECKING
 
 from huiyi.config import Settings
 from huiyi.errors import EvalError, HuiyiError, LayerUnavailable, UsageError
-from huiyi.eval.datasets import EvalQuery, EvalSet, event_id, to_generic_jsonl
+from huiyi.eval.datasets import to_generic_jsonl
+from huiyi.eval.evalset import EvalQuery, EvalSet, event_id
 from huiyi.eval.runner import DEPTH, LayerRun, Report, run
 
 if TYPE_CHECKING:
     from huiyi.api import Huiyi
-    from huiyi.search.embed import Embedder
+    from huiyi.search.embedding.base import Embedder
 
 __all__ = [
     "BASELINE",
@@ -250,7 +251,7 @@ def evaluate_set(
     one-line status messages (the CLI prints them on stderr).
     """
     from huiyi.eval.baseline import Bm25Baseline
-    from huiyi.search.embed import make_embedder
+    from huiyi.search.embedding.factory import make_embedder
 
     unknown = [layer for layer in layers if layer not in LAYERS]
     if unknown:

@@ -20,7 +20,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from huiyi.eval.datasets import EvalQuery
+from huiyi.eval.evalset import EvalQuery
 
 __all__ = [
     "METRICS",

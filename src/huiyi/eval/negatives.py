@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from huiyi.eval.datasets import EvalQuery
+from huiyi.eval.evalset import EvalQuery
 
 __all__ = ["NEGATIVE", "PER_WORKSPACE", "foreign_negatives"]
 

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from huiyi.errors import HuiyiError
-from huiyi.eval.datasets import EvalQuery, EvalSet
+from huiyi.eval.evalset import EvalQuery, EvalSet
 from huiyi.eval.metrics import METRICS, Scores, evaluate
 
 __all__ = ["LayerRun", "Report", "SearchFn", "run"]

@@ -18,8 +18,8 @@ Why it is shaped this way:
 * Pure hex is judged by `_hex_secret` (digits and letters mixed, some entropy); everything
   else by `_randomish`, which looks for frequent switches between lower case, upper case and
   digits, and forgives long lower-case runs with vowels (words, snake_case, paths).
-* Counting is done by C-level helpers (regex, `str.count`), so the cost stays linear and a
-  200,000-character run costs milliseconds; `tests/test_redact.py` times adversarial input.
+* Counting is done by C-level helpers (regex, `str.count`), so the cost stays linear in the
+  length of a run; `tests/test_redact.py` times adversarial input.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def _randomish(alnum: str) -> bool:
     Random strings switch between lower case, upper case and digits at most positions; words,
     snake_case, paths and CamelCase identifiers mostly do not, or are made of long lower-case
     runs with vowels. Pure hex is judged by `_hex_secret` instead. Counting is done by C-level
-    helpers (regex, `str.count`) so a 200,000-character run costs milliseconds.
+    helpers (regex, `str.count`) so the cost stays linear in the length of the run.
     """
     switches = _CASE_RUN.subn("", alnum)[1] - 1
     if switches / (len(alnum) - 1) < 0.25 or _entropy(alnum) < 3.5:

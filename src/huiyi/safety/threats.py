@@ -102,9 +102,9 @@ class Rule:
     `needles` are literal words at least one of which every match contains; a text without
     any of them skips the rule (a C-speed substring test before the patterns run).
 
-    The patterns are kept as source and compiled on first use: the four rules cost about
-    40 ms to compile, which every process that imports this module (any command that can
-    touch memory) would pay, while only a scan needs them.
+    The patterns are kept as source and compiled on first use: compiling the rules is slow, and
+    every process that imports this module (any command that can touch memory) would pay for
+    it, while only a scan needs them.
     """
 
     name: str

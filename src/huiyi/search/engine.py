@@ -100,8 +100,8 @@ class _Visible:
         self._rows: dict[int, SessionRow | None] = {}
 
     def load(self, sids: Iterable[int]) -> None:
-        """Look up every session not seen yet in one query (one per session cost a hybrid
-        search about 10 ms of CPU in a workspace of 1,000 sessions)."""
+        """Look up every session not seen yet in one query (one query per session cost a hybrid
+        search much of its CPU in a workspace of many sessions)."""
         missing = [sid for sid in dict.fromkeys(sids) if sid not in self._rows]
         if missing:
             found = queries.sessions_by_sid(self.conn, missing)
@@ -241,7 +241,7 @@ def search(
     notes: list[str] = []
     # A query that is nothing but quoted phrases asks for exactly those words. Quotes inside a
     # question ('what did "Dana" say about the move') only make the phrase required lexically;
-    # the other layers still read the whole question (on MemDaily, 50 such questions).
+    # the other layers still read the whole question (MemDaily asks many such questions).
     if query.phrases and not query.terms and wanted != ["lexical"]:
         wanted = ["lexical"]
         notes.append("an exact phrase was asked for: lexical search only")

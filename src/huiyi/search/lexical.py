@@ -67,14 +67,14 @@ def match_expression(query: Query, workspace: str | None) -> str | None:
 #: BM25 is computed for at most this many of the newest passages matching a query, plus every
 #: passage holding one of its rare parts (a word, bigram or compound found in fewer passages
 #: than this in the workspace). FTS5 computes BM25 for every match before `ORDER BY ... LIMIT`
-#: keeps the best: a query of common words (each in 10-50% of 100k messages) scored 40,000
-#: rows and took 35-100 ms. A passage holding only common words outside this window loses
-#: little (their BM25 weights are the smallest), and among such passages the newest are kept.
+#: keeps the best, so a query of common words scored a large share of the history. A passage
+#: holding only common words outside this window loses little (their BM25 weights are the
+#: smallest), and among such passages the newest are kept.
 WINDOW = 1_000
 #: At this share of the index or more, a workspace's candidates are scored without the scope
 #: phrase and the other workspaces' rows in their range dropped afterwards. FTS5's BM25 counts
 #: the rows of every phrase of the expression once per statement, and the scope phrase is in
-#: every row of its workspace: 100k rows counted cost 10 ms, more than the window's scoring.
+#: every row of its workspace: counting them all cost more than the window's scoring.
 #: Below this share the rows of other workspaces between the candidates would cost more.
 UNSCOPED_SHARE = 0.25
 
@@ -212,17 +212,16 @@ def _first_page(
     )
     # every match is a candidate when every part is rare: fewer than a page of them are then
     # the plain query's whole answer, and a caller reading on must not score it all again
-    # (which cost a rare word's search 10 ms at 100k messages)
+    # (a large share of a rare word's search)
     plain = len(rare) == len(parts) and len(ranked) < page
     return [(rowid, score) for score, rowid in ranked[:page]], plain, (rows, either)
 
 
 #: Queries with at least this many parts (words, bigrams, compounds) have their first page
-#: re-ranked by coverage: BM25 x the share of the query's parts a passage holds. Measured (with
-#: coverage counted over words and bigrams re-read from the text): golden MRR 0.860 -> 0.868,
-#: LoCoMo hybrid hit@5 0.642 -> 0.647, MemDaily 0.780 -> 0.779. Squaring the share changed
-#: nothing more; also scaling the lexical layer's fusion weight by its best coverage lifted
-#: golden recall@5 to 0.840 but cost MemDaily 0.016, so it was dropped.
+#: re-ranked by coverage: BM25 x the share of the query's parts a passage holds. It lifts golden
+#: MRR and LoCoMo hybrid hit@5 and leaves MemDaily as it was (docs/eval.md). Squaring the share
+#: changed nothing more; also scaling the lexical layer's fusion weight by its best coverage
+#: lifted golden recall@5 but cost MemDaily more, so it was dropped.
 COVERAGE_MIN_UNITS = 3
 #: how many of the best BM25 passages are re-ranked
 RERANKED = 100

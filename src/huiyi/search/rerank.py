@@ -13,7 +13,7 @@ cosine is the one the semantic layer already computed for it (the pool's best is
 reference: what counts is how far below it a candidate sits). The rest of the ranking keeps
 its order below them. The constants were chosen by replaying the three sets' candidates
 through the re-rank, and measured with `huiyi eval` (docs/eval.md, "Ranking: re-rank of the
-fused candidates"): LoCoMo and MemDaily gain about 0.015-0.02 hit@5 and no golden metric drops.
+fused candidates"): LoCoMo and MemDaily gain hit@5 and no golden metric drops.
 """
 
 from __future__ import annotations
@@ -27,17 +27,17 @@ from huiyi.text.tokenize import Query
 
 __all__ = ["AGREEMENT", "COVERAGE", "POOL", "rerank", "rescore"]
 
-#: how many of the fused candidates are scored again: the first page. 30 gained as much on the
-#: dev sets but let candidates from below the tenth push out exact and typo matches on the
-#: golden set (its exact recall@5 1.0 -> 0.955); within the first ten, hit@10 cannot move.
+#: how many of the fused candidates are scored again: the first page. A larger pool gained as
+#: much on the dev sets but let candidates from below the tenth push out exact and typo matches
+#: on the golden set; within the first ten, hit@10 cannot move.
 POOL = 10
 #: weight of the rarity-weighted share of the query's words a passage holds: a candidate holding
-#: all of them gains what separates fused rank 2 from rank 10 (0.2-1.0 measured; 0.5 lifted
-#: golden recall@5 most, 0.827 -> 0.850, and lowers no golden category)
+#: all of them gains what separates fused rank 2 from rank 10 (of the weights measured, this
+#: one lifted golden recall@5 most and lowers no golden category)
 COVERAGE = 0.5
 #: weight of a passage's cosine below the best cosine of the pool. e5 cosines of a workspace's
 #: candidates sit within about 0.1 of each other, so a candidate 0.05 below the best loses what
-#: separates fused rank 1 from rank 4 (8 gains about 0.005 less hit@5 on the dev sets)
+#: separates fused rank 1 from rank 4 (a lower weight gained less hit@5 on the dev sets)
 AGREEMENT = 12.0
 
 
@@ -86,8 +86,8 @@ def rerank(
     the query a candidate's fuzzy containment (`fuzzy`, the fuzzy layer's scores) stands in:
     without it a query of typos had no coverage at all, and the cosines of a misspelled word
     pushed the fuzzy layer's match out of the first five. (Also weighing the cosines by the
-    share of the query's words the workspace uses cost golden recall@5 0.007 and MemDaily
-    hit@5 0.007, and was not kept.)"""
+    share of the query's words the workspace uses cost golden recall@5 and MemDaily hit@5, and
+    was not kept.)"""
     pool = [rowid for rowid, _ in order[:POOL]]
     shares, absent = floor.passage_shares(conn, query, workspace, pool, read)
     if absent and fuzzy:

@@ -1,12 +1,12 @@
 """How an event's kind, role and surface are kept: small integers, read back as words.
 
-As words they were 2.3 of 42.5 MB of an index of 104k Claude Code messages (`'tool_result'`,
-`'assistant'`, `'current'` on every row). Since migration m009 the `events` table keeps each as
-a code column (`kind_code`, `role_code`, `surface_code`) and the word as a virtual generated
-column of the old name, computed from the code: every query, trigger and reader goes on reading
-and filtering words, and only the writers of events (ingestion, the salvage of a repair) hand
-in codes, through `kind_code` and its siblings here. A word without a code is kept as itself
-(the code columns have no type) and read back unchanged, so no reader's word is ever lost.
+As words they were a measurable share of an index (`'tool_result'`, `'assistant'`, `'current'`
+on every row). Since migration m009 the `events` table keeps each as a code column (`kind_code`,
+`role_code`, `surface_code`) and the word as a virtual generated column of the old name,
+computed from the code: every query, trigger and reader goes on reading and filtering words, and
+only the writers of events (ingestion, the salvage of a repair) hand in codes, through
+`kind_code` and its siblings here. A word without a code is kept as itself (the code columns
+have no type) and read back unchanged, so no reader's word is ever lost.
 
 The numbering is frozen: m009's generated columns spell the same table, and a test reads every
 word back through them.

@@ -11,17 +11,16 @@ pages into the holes and shortens the file, without rewriting the rest of it as 
 (which also took a page cache as large as the index). Indexes made before keep their layout
 and are not compacted: their file would only grow.
 
-On the side-by-side benchmark's 104k Claude Code messages, with `db.PAGE_SIZE`'s 8 KiB pages:
-38.5 MB -> 37.9 (`optimize`) -> 37.5 MB (`REINDEX`), for 0.54 CPU seconds (README, "Index
-size, third step"). Done only when a run wrote at least as many events as the index held
-before it (and at least `COMPACT_MIN_EVENTS`), so that its cost stays a fraction of the run's.
+What each step saves and costs is measured by the side-by-side benchmark (the README gives
+today's figures). Done only when a run wrote at least as many events as the index held before
+it (and at least `COMPACT_MIN_EVENTS`), so that its cost stays a fraction of the run's.
 """
 
 from __future__ import annotations
 
 import sqlite3
 
-from huiyi.store import db
+from huiyi.store import transaction
 
 #: a run that wrote fewer events than this is never followed by a compaction
 COMPACT_MIN_EVENTS = 10_000
@@ -49,7 +48,7 @@ def compact(conn: sqlite3.Connection) -> bool:
     if conn.execute("PRAGMA auto_vacuum").fetchone()[0] != INCREMENTAL:
         return False
     # the small page cache of a first index: REINDEX sorts within it, not in 64 MB more
-    with db.bulk_load(conn), db.immediate(conn):
+    with transaction.bulk_load(conn), transaction.immediate(conn):
         for table in TEXT_TABLES:
             conn.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
         # the uid index fills in random order, and appends leave index pages part empty

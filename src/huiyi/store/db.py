@@ -23,16 +23,11 @@ from pathlib import Path
 
 from huiyi.errors import BusyError, DiskFullError, HuiyiError, StoreError
 from huiyi.lock import file_lock
-from huiyi.store import migrations, textpack
+from huiyi.store import migrations, textpack, transaction
 
 BUSY_TIMEOUT_MS = 10_000
-#: page cache of every connection (KiB, as SQLite's negative `cache_size`): searches stay warm
-CACHE_KIB = 65_536
-#: page cache while a first index writes: appends and FTS5 segment writes reuse few pages, and
-#: on the benchmark's history 4 MB wrote as fast as 64 MB while the writer peaked 55 MB lower
-BULK_CACHE_KIB = 4_096
 #: page size of a new index (SQLite's default is 4,096): fewer page headers and part-empty
-#: pages; at 104k Claude Code messages 38.75 -> 38.49 MB, and searches as fast
+#: pages make a smaller file, and searches are as fast
 PAGE_SIZE = 8_192
 #: pause before opening again after SQLite refused to wait (see `connect`)
 OPEN_RETRY_SECONDS = 0.02
@@ -107,7 +102,7 @@ def _prepare(conn: sqlite3.Connection, path: Path) -> None:
     # `INSERT OR REPLACE` fires delete triggers: the coverage counters need it (m005)
     conn.execute("PRAGMA recursive_triggers = ON")
     conn.execute("PRAGMA temp_store = MEMORY")
-    conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
+    conn.execute(f"PRAGMA cache_size = -{transaction.CACHE_KIB}")
     textpack.install(conn)
     newer = migrations.unknown(conn)
     if newer:
@@ -221,7 +216,7 @@ def _rebuild_stale(conn: sqlite3.Connection) -> None:
     from huiyi.store import textindex  # with the readers' helpers: not on every open
 
     packed = rebuilt = False
-    with immediate(conn):
+    with transaction.immediate(conn):
         stale = migrations.stale(conn)  # read again: another process may have done it
         if migrations.TEXT_INDEXES in stale:
             rebuilt = textindex.rebuild(conn) > 0
@@ -255,33 +250,6 @@ def vacuum(conn: sqlite3.Connection) -> None:
         pass  # busy: the room stays for later writes, as before the packing
     finally:
         conn.execute("PRAGMA temp_store = MEMORY")
-
-
-@contextlib.contextmanager
-def immediate(conn: sqlite3.Connection) -> Iterator[None]:
-    """One explicit write transaction: `BEGIN IMMEDIATE` ... `COMMIT`, rolled back on any error.
-
-    Needs a connection with no transaction open (autocommit mode, or after a commit).
-    """
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    except BaseException:
-        if conn.in_transaction:  # SQLite rolls some failures back by itself
-            conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
-
-
-@contextlib.contextmanager
-def bulk_load(conn: sqlite3.Connection) -> Iterator[None]:
-    """Settings for writing many files at once (a first index): a small page cache, given back
-    afterwards, so the warm service that indexes a big history keeps its cache for searches."""
-    conn.execute(f"PRAGMA cache_size = -{BULK_CACHE_KIB}")
-    try:
-        yield
-    finally:
-        conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
 
 
 @contextlib.contextmanager

@@ -33,7 +33,7 @@ from typing import Any
 from huiyi.model import TEXT_KINDS, Surface, sql_kinds
 from huiyi.safety.privacy import is_private_title
 from huiyi.sources.base import Cursor, Reader, SessionUpdate
-from huiyi.store import db, textpack, vectors
+from huiyi.store import db, textpack, transaction, vectors
 from huiyi.store.codes import surface_code
 from huiyi.store.reading import (
     PARALLEL_MIN_FILES,
@@ -149,14 +149,14 @@ class Ingestor:
             return
         self.conn.commit()
         try:
-            with db.immediate(self.conn):
+            with transaction.immediate(self.conn):
                 packed = textpack.train(self.conn, self._codec)
         except BaseException:
             self._codec.reset()  # the dictionary it was given was rolled back
             raise
         if packed:
-            # the texts packed in place left their pages two-thirds empty (0.4 of 35 MB after
-            # a first index of 106k Claude Code messages); the index is still small
+            # the texts packed in place left their pages mostly empty; the index is still
+            # small, so packing its pages again costs little
             db.vacuum(self.conn)
 
     # -- files ---------------------------------------------------------------------------
@@ -175,7 +175,7 @@ class Ingestor:
 
         Unchanged files cost one `stat`. When many files changed (a first index), reading and
         tokenising run in `workers` processes (`reading.planned_workers` when None) while this
-        one writes with bulk-load settings (`db.bulk_load`); `workers=0` never forks.
+        one writes with bulk-load settings (`transaction.bulk_load`); `workers=0` never forks.
         """
         report.roots = [str(r) for r in reader.roots()]
         try:
@@ -193,7 +193,7 @@ class Ingestor:
             reader, jobs, planned_workers(len(jobs), workers), self._codec.dictionary
         )
         bulk = len(jobs) >= PARALLEL_MIN_FILES
-        with db.bulk_load(self.conn) if bulk else contextlib.nullcontext():
+        with transaction.bulk_load(self.conn) if bulk else contextlib.nullcontext():
             for done, (job, outcome) in enumerate(
                 zip(jobs, outcomes, strict=True), total - len(jobs) + 1
             ):
@@ -559,7 +559,7 @@ class Ingestor:
             remove_rows(self.conn, workspace, stale)
         # `OR REPLACE` only where a row is replaced: such a statement runs in a statement
         # savepoint, where FTS5 writes its pending rows out as a new segment (migration m006
-        # says more); on every file it made a first index's writer 1.5 times slower
+        # says more); on every file it made a first index's writer much slower
         for verb, values in (("INSERT", fresh), ("INSERT OR REPLACE", replaced)):
             if values:
                 self.conn.executemany(

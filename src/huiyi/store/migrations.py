@@ -138,8 +138,8 @@ def m002_fuzzy_and_vectors(conn: sqlite3.Connection) -> None:
         "CREATE INDEX vectors_by_model ON vectors(model)",
     ):
         conn.execute(statement)
-    # Let FTS5 keep more segments per level before merging: a first index of 100k events runs
-    # 8% faster (16,800 -> 18,200 events/s) for the same search latency (benchmarks/).
+    # Let FTS5 keep more segments per level before merging: a first index runs faster for the
+    # same search latency (benchmarks/).
     for table in ("event_fts", "event_fuzzy"):
         conn.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('automerge', 16)")
         conn.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('crisismerge', 64)")
@@ -221,7 +221,7 @@ def m005_embed_coverage(conn: sqlite3.Connection) -> None:
     """Per workspace, how many messages could be embedded and how many are, per model.
 
     A hybrid search asks this on every call to decide whether the semantic layer joins;
-    counting it (events x sessions x vectors) took 40-106 ms at 100k events. So triggers keep
+    counting it (events x sessions x vectors) grew with the history. So triggers keep
     `embed_coverage` current on every write, whatever the path (ingest, embedding, forget,
     repair): `model = ''` counts embeddable messages of visible (not private) sessions, any
     other model the vectors of that model on them. An event is counted out before it is
@@ -277,13 +277,12 @@ def m005_embed_coverage(conn: sqlite3.Connection) -> None:
 def m006_count_new_events_in_code(conn: sqlite3.Connection) -> None:
     """New events are counted into `embed_coverage` by the code that inserts them, per batch.
 
-    m005's per-row `AFTER INSERT` trigger made the writer of a first index 1.7 times slower
-    (7.5 -> 12.5 CPU seconds for 100k events of the benchmark's history): a statement whose
-    trigger may write and abort runs in a statement savepoint, and FTS5 writes its pending rows
-    out as a new segment at every savepoint, so each file's inserts became tiny segments to
-    merge. The two writers of events, ingestion and the salvage of a repair, now add each batch
-    of new rows with one single-row upsert (`store.vectors.count_new_events`). Deletes,
-    updates, sessions and vectors keep m005's triggers: those writes are few.
+    m005's per-row `AFTER INSERT` trigger made the writer of a first index much slower: a
+    statement whose trigger may write and abort runs in a statement savepoint, and FTS5 writes
+    its pending rows out as a new segment at every savepoint, so each file's inserts became tiny
+    segments to merge. The two writers of events, ingestion and the salvage of a repair, now add
+    each batch of new rows with one single-row upsert (`store.vectors.count_new_events`).
+    Deletes, updates, sessions and vectors keep m005's triggers: those writes are few.
     """
     conn.execute("DROP TRIGGER IF EXISTS embed_coverage_event_in")
 
@@ -312,10 +311,9 @@ def _m007_key(uid: str) -> str:
 def m007_digests_for_ids(conn: sqlite3.Connection) -> None:
     """Keep digests where whole ids and bytes were kept only to be compared.
 
-    At 104k Claude Code messages they were a third of the index (19 of 57 MB): `events.uid`
-    (`claude:` and a 36-character uuid) with its unique index 9.5 MB, each file's first 1,024
-    bytes 2.3 MB, the Claude reader's recent record uuids and tool ids in `files.state` 6 MB.
-    Now:
+    They were a large share of a Claude Code index: `events.uid` (`claude:` and a 36-character
+    uuid) with its unique index, each file's first 1,024 bytes, the Claude reader's recent
+    record uuids and tool ids in `files.state`. Now:
     - `events.uid` holds 8 bytes of BLAKE2b of `source:uid` (`ingest.uid_key`), a blob;
     - `files.head` holds 16 bytes of BLAKE2b of the first `min(offset, 1,024)` bytes of the
       file (`reading.read_head`), the bytes it held before; an empty head stays empty;
@@ -350,11 +348,11 @@ M008_HASHSIZE = 8_000_000
 def m008_compact_text_indexes(conn: sqlite3.Connection) -> None:
     """Smaller text indexes: no per-row lengths in the trigram index, larger segments in both.
 
-    - `event_fuzzy` keeps no column sizes (`columnsize=0`): its `_docsize` table was 0.7 of
-      42.5 MB at 104k Claude Code messages, and nothing reads it (the fuzzy layer ranks by
-      trigram rarity, never by `bm25()`). FTS5 cannot drop it from a table, so the table is
-      made again, with m002's merge settings, and filled from the kept text by the live code
-      (`_rebuild`: `fuzzy`, the trigram index alone; its text is folded, not tokenised).
+    - `event_fuzzy` keeps no column sizes (`columnsize=0`): its `_docsize` table took room and
+      nothing reads it (the fuzzy layer ranks by trigram rarity, never by `bm25()`). FTS5
+      cannot drop it from a table, so the table is made again, with m002's merge settings, and
+      filled from the kept text by the live code (`_rebuild`: `fuzzy`, the trigram index
+      alone; its text is folded, not tokenised).
     - Both indexes buffer up to `M008_HASHSIZE` bytes of new rows (`hashsize`) before writing a
       segment: a first index writes fewer, larger segments, which take less room and less
       merging. The buffer is emptied at every commit, so small writes use little of it.
@@ -402,7 +400,7 @@ def _m009_code(column: str, words: tuple[str, ...]) -> str:
 def m009_words_as_codes(conn: sqlite3.Connection) -> None:
     """Events keep their kind, role and surface as small integers (`store.codes`).
 
-    The three words were 2.3 of 42.5 MB at 104k Claude Code messages. The table is made again
+    The three words, on every row, took room the codes do not. The table is made again
     with `kind_code`, `role_code` and `surface_code` (no type: a word without a code is kept as
     itself) and, under the old names, virtual generated columns that give the words back, so
     every query and trigger reads as before. The rows keep their ids, so the text indexes and
@@ -478,11 +476,11 @@ def m011_smaller_full_text_index(conn: sqlite3.Connection) -> None:
     `text`, as contentless rows can only be deleted with the values they were written with):
 
     - tool calls and results no longer put their compounds' whole forms in `whole`
-      (`textindex.NO_COMPOUNDS_KINDS`): 1.55 of 35 MB at 106k Claude Code messages;
-    - no per-row lengths (`columnsize=0`): its `_docsize` table was 1.28 MB there, and BM25
-      without length normalisation ranked as well or better on the eval sets (README, "Index
-      size, fifth step"). FTS5 cannot drop it from a table, so the table is made again, with
-      m008's merge settings.
+      (`textindex.NO_COMPOUNDS_KINDS`), which were a large part of it;
+    - no per-row lengths (`columnsize=0`): its `_docsize` table took room, and BM25 without
+      length normalisation ranked as well or better on the eval sets (README, "Index size,
+      fifth step"). FTS5 cannot drop it from a table, so the table is made again, with m008's
+      merge settings.
     """
     conn.execute("DROP TABLE event_fts")
     conn.execute(M011_FTS)

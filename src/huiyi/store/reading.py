@@ -177,10 +177,10 @@ def uid_key(source: str, uid: str) -> bytes:
     """What `events.uid` holds for a harness's record id: 8 bytes of BLAKE2b of `source:uid`.
 
     Every Claude event carries a uid (a record uuid, `msg_...`, `toolu_...`), and kept as text
-    (`claude:` and 36 characters) they and their unique index were a sixth of an index
-    (9.5 of 57 MB at 104k messages). Two different uids share a key with a chance of 2**-64
-    per pair (about 3e-8 among a million events); such an event would be taken for a copy
-    and dropped. Migration m007 turned the text uids of earlier indexes into these keys.
+    (`claude:` and 36 characters) they and their unique index were a large share of an index.
+    Two different uids share a key with a chance of 2**-64 per pair (about 3e-8 among a million
+    events); such an event would be taken for a copy and dropped. Migration m007 turned the text
+    uids of earlier indexes into these keys.
     """
     return text_uid_key(f"{source}:{uid}")
 
@@ -194,13 +194,11 @@ def text_uid_key(text_uid: str) -> bytes:
 def planned_workers(files: int, workers: int | None) -> int:
     """Reader processes for `files` changed files (`workers` when the caller chose).
 
-    Reading, tokenising and preparing a file costs about 1.5 times the CPU of writing it
-    (7.5 against 5 s for the side-by-side benchmark's 106k messages), so one reader per core
-    (at least one, at most 3), none for a small batch: the readers and the writer share the
-    cores, and none waits for the other. On 2 cores a second reader took a first index from
-    8.4 to 7.2 s (median of 3, load 1.7) for 8 MB more (proportional set size of the process
-    tree at its peak: 52 -> 60 MB; each reader holds about 22 MB, mostly shared with the
-    writer it was forked from).
+    Reading, tokenising and preparing a file costs more CPU than writing it, so one reader per
+    core (at least one, at most 3), none for a small batch: the readers and the writer share
+    the cores, and none waits for the other. A second reader on two cores makes a first index
+    faster for a little more memory (each reader's pages are mostly shared with the writer it
+    was forked from); `benchmarks/bench_index.py` measures both.
     """
     if workers is not None:
         return workers
@@ -395,8 +393,8 @@ def read_head(path: Path, upto: int) -> bytes:
     `HEAD_BYTES` (fewer when it is shorter), or nothing for a file not read yet.
 
     A digest, not the bytes: 16 bytes tell a replaced file as surely as 1,024 do, and the bytes
-    were 2.3 MB of a 57 MB index of 2,290 Claude transcripts. Migration m007 turned the bytes
-    kept by earlier indexes into their digests.
+    of every file took room in the index. Migration m007 turned the bytes kept by earlier
+    indexes into their digests.
     """
     if upto <= 0:
         return b""
@@ -442,9 +440,9 @@ def pack_state(state: dict[str, Any]) -> str | bytes:
     raw deflate with `_STATE_WORDS` as the preset dictionary) when that is shorter.
 
     The Claude reader's states hold the digests of recent record uuids and tool ids, and the
-    reply being assembled: as text they were most of the `files` table (3.2 of 42.5 MB at
-    104k messages); deflated, a third less. `unpack_state` reads both forms, and the text
-    states of earlier indexes stay as they are until their file is read again.
+    reply being assembled: as text they were most of the `files` table, and deflating makes them
+    smaller. `unpack_state` reads both forms, and the text states of earlier indexes stay as
+    they are until their file is read again.
     """
     text = json.dumps(state, ensure_ascii=False, separators=(",", ":"))
     packer = zlib.compressobj(9, zlib.DEFLATED, -15, zdict=_STATE_WORDS)

@@ -24,9 +24,9 @@ FTS_CHARS = 32_000
 INDEXABLE_KINDS = frozenset(k.value for k in TEXT_KINDS)
 #: Kinds whose compounds get no `whole` form: tool traffic (file listings, logs, grep hits,
 #: the paths and commands of calls) is full of paths and identifiers, and their whole forms
-#: were 350k of the 450k `whole` tokens and 1.55 of 35 MB at 106k Claude Code messages. They
-#: are still found by their parts as an adjacent phrase; only the double weight of an exact
-#: identifier is kept for what was said (the golden set's rankings did not move).
+#: were most of the `whole` tokens of a Claude Code history. They are still found by their
+#: parts as an adjacent phrase; only the double weight of an exact identifier is kept for what
+#: was said (the golden set's rankings did not move).
 NO_COMPOUNDS_KINDS = frozenset({Kind.TOOL_CALL.value, Kind.TOOL_RESULT.value})
 
 
@@ -59,8 +59,9 @@ def is_indexed(event: Event) -> bool:
 
 def _load_own_traffic(event: Event) -> bool:
     """`sources.base.is_own_traffic`, imported on the first call and bound in its place: the
-    readers' module (its patterns, dataclasses, the envelope) costs a search that only
-    tokenises passages ~10 ms, while ingest, which calls this per event, pays no extra step."""
+    readers' module (its patterns, dataclasses, the envelope) is slow to import for a search
+    that only tokenises passages, while ingest, which calls this per event, pays no extra
+    step."""
     global _own_traffic
     from huiyi.sources.base import is_own_traffic
 

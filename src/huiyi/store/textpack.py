@@ -1,11 +1,11 @@
 """The kept text of events, packed: zstd with a dictionary trained on the index's own text.
 
 The index keeps every event's exact text (it outlives the logs: Claude Code deletes its
-transcripts after 30 days), and that text was half of an index: 26 of 52 MB at 106k Claude
-Code messages, most of it tool output. One message compresses badly on its own (zstd finds
-little to refer back to in 400 bytes), but messages of one history share their phrasing, paths
-and output shapes, which is what a zstd dictionary is for: trained once per index on
-`SAMPLE` of its texts, it packs each text in its row (README, "Index size").
+transcripts after 30 days), and that text was the largest part of an index, most of it tool
+output. One message compresses badly on its own (zstd finds little to refer back to in 400
+bytes), but messages of one history share their phrasing, paths and output shapes, which is what
+a zstd dictionary is for: trained once per index on `SAMPLE` of its texts, it packs each text in
+its row (README, "Index size").
 
 `events.text` holds a text either as it is (TEXT) or packed (a BLOB: the number of its
 dictionary in `text_dicts`, one byte, then a zstd frame without magic number or dictionary id);
@@ -51,29 +51,29 @@ MIN_BYTES = 24
 TRAIN_AFTER = 2_000
 #: the newest texts the dictionary is trained on: at most this many, each cut to
 #: `SAMPLE_CHARS`, at most `SAMPLE_BYTES` in all (so that a history of long tool output
-#: trains in a bounded time and memory: 8.6 MB of samples took 0.65 s, 87 MB 7.6 s and 200 MB)
+#: trains in a bounded time and memory: both grow with the samples)
 SAMPLE = 4_000
 SAMPLE_CHARS = 8_192
-#: dictionary size and compression level. On the side-by-side history (20.9 MB of text in
-#: 106k messages): 64 KiB at level 3 packed it to 4.32 MB, 128 KiB at level 12 to 3.38 MB,
-#: for 0.75 instead of 0.25 CPU seconds (level 9: 3.59 MB; level 15: 3.42 MB, 2.2 s).
+#: dictionary size and compression level. On the side-by-side history this pair packs clearly
+#: smaller than a smaller dictionary at a low level, for more CPU; a lower level packs worse,
+#: and a higher one hardly better for much more CPU.
 DICT_BYTES = 128 * 1024
 SAMPLE_BYTES = 100 * DICT_BYTES
 LEVEL = 12
 #: log2 of the entries of the compressor's chain and hash tables. At level 12 zstd takes 19
-#: and 19 for a dictionary this large: 4.3 MB per compressor, and each reader process has one.
-#: The chain table finds matches in the dictionary and needs an entry per byte of it (17);
-#: the hash table hardly matters (14): 0.68 MB, and the history packs to 3.38 MB as with 19.
+#: and 19 for a dictionary this large: large tables per compressor, and each reader process has
+#: one. The chain table finds matches in the dictionary and needs an entry per byte of it (17);
+#: the hash table hardly matters (14): a fraction of the memory, and the history packs as small.
 CHAIN_LOG = 17
 HASH_LOG = 14
 #: the dictionary trainer's segment and d-mer sizes. Left to search for them (zstd's default),
-#: it picked far worse ones for some sample sets: 2,034 of the history's first texts made a
-#: dictionary that packed it to 3.94 MB, 2,033 or 2,035 to 3.46.
+#: it picked far worse ones for some sample sets: one text more or fewer in the samples could
+#: make a dictionary that packed the history much worse.
 TRAIN_SEGMENT = 1024
 TRAIN_DMER = 8
-#: log2 of the entries of the trainer's d-mer frequency table: zstd's default, 20, took the
-#: training of a 128 KiB dictionary 20 MB above the process's memory (the peak of a small
-#: first index); 16 takes 10 MB and makes as good a dictionary (3.36-3.39 MB either way)
+#: log2 of the entries of the trainer's d-mer frequency table: with zstd's default, 20,
+#: training raised the process's memory to the peak of a small first index; 16 takes half as
+#: much and makes as good a dictionary
 TRAIN_FREQ_LOG = 16
 #: a packed text names its dictionary in one byte
 MAX_DICTIONARIES = 255
@@ -328,7 +328,7 @@ def train(conn: sqlite3.Connection, made: Codec | None = None) -> bool:
 def check(conn: sqlite3.Connection) -> str:
     """`ok`, or what is wrong with the packed texts. SQLite's checks see only blobs, so every
     packed text is unpacked here: a damaged or missing dictionary, or a damaged text, is found
-    by `huiyi doctor` and mended by `--repair` (0.3 s for 90k packed texts)."""
+    by `huiyi doctor` and mended by `--repair`."""
     if not _has_dictionaries(conn):
         return "ok"
     reader = Codec(lambda: conn)

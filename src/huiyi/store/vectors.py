@@ -30,8 +30,8 @@ def missing(conn: sqlite3.Connection, model: str, *, limit: int) -> list[tuple[i
     (the benchmarks). huiyi itself embeds newest first (`EmbedQueue`).
 
     Id order appends at the right end of the table's B-tree and fills its pages; inserts in
-    random order split pages and left them half empty (135 MB instead of 56 MB for 66k
-    vectors). `EmbedQueue` inserts a session's events together, so its splits are few. Private
+    random order split pages and left them half empty, the table more than twice as large.
+    `EmbedQueue` inserts a session's events together, so its splits are few. Private
     sessions are never embedded: with an `openai:` embedder their text would leave the machine.
     """
     return conn.execute(
@@ -198,7 +198,7 @@ def count_new_events(
     One single-row upsert with the count made here: a statement that may write several rows
     and abort (an `INSERT ... SELECT`, a trigger) runs in a statement savepoint, and FTS5
     writes its pending rows out as a new segment at every savepoint, so such a statement per
-    file made a first index's full-text writes 2-7 times slower.
+    file made a first index's full-text writes several times slower.
     """
     n = sum(1 for event in events if is_embeddable(*event))
     row = conn.execute(

@@ -57,7 +57,7 @@ _AFTER = r"(?![a-z0-9_])(?![./-][a-z0-9])"
 def _holds_english(folded: str, phrase: str) -> bool:
     """Whether `phrase` occurs in `folded` as whole words, not inside a word or identifier.
     Most of the table's phrases are not in a query at all: the substring test spares a fresh
-    process compiling a pattern for each of them (about 75 ms for the whole table)."""
+    process compiling a pattern for each of them (slow for the whole table)."""
     return (
         phrase in folded and re.search(f"{_BEFORE}{re.escape(phrase)}{_AFTER}", folded) is not None
     )

@@ -1,10 +1,10 @@
 """Regular expressions compiled on first use, once per process.
 
 `re` compiles a pattern in Python code, and a character class over a large range is set code
-point by code point: the CJK class alone costs about 3.5 ms wherever it occurs. The tokeniser,
-the redactor and the threat scan hold enough such patterns that compiling them at import cost
-150-300 ms in every process, `huiyi --version` included, though most commands use few of them
-and many use none. `lazy` defers each compile to the first call; later calls are one lookup in
+point by code point: the CJK class is slow to compile wherever it occurs. The tokeniser, the
+redactor and the threat scan hold enough such patterns that compiling them at import slowed
+every process, `huiyi --version` included, though most commands use few of them and many use
+none. `lazy` defers each compile to the first call; later calls are one lookup in
 a C-level cache, so the hot paths (redaction on every exit, tokenising every indexed event) pay
 nothing measurable for it.
 """

@@ -37,8 +37,8 @@ CJK_RANGES = (
 CJK_CLASS = "".join(f"{chr(low)}-{chr(high)}" for low, high in CJK_RANGES)
 _CJK_RUN = f"[{CJK_CLASS}]+"
 _WORD_CHAR = rf"[^\W_{CJK_CLASS}]"
-# `re` sets a class's ranges code point by code point: each copy of the CJK class costs about
-# 3.5 ms to compile. The query side (`terms`) finds CJK runs without one (`cjk_runs`); the
+# `re` sets a class's ranges code point by code point: each copy of the CJK class is slow to
+# compile. The query side (`terms`) finds CJK runs without one (`cjk_runs`); the
 # ingestion pattern below holds six copies and is compiled on first use (`lazy`).
 _WORD = re.compile(r"[^\W_]+(?:[_./:\\-]+[^\W_]+)*")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
@@ -61,9 +61,9 @@ STOPWORDS = frozenset(
 def nfkc(text: str) -> str:
     """The NFKC form of `text` (full-width to ASCII, compatibility forms).
 
-    Most text is already in that form, and `unicodedata.is_normalized` says so about twenty
-    times faster than `unicodedata.normalize` returns it unchanged (0.5 against 10 us for a
-    150-character bilingual message): the fuzzy layer folds 200 candidate texts per search.
+    Most text is already in that form, and `unicodedata.is_normalized` says so much faster than
+    `unicodedata.normalize` returns it unchanged: the fuzzy layer folds `fuzzy.CANDIDATES`
+    candidate texts per search.
     """
     return text if unicodedata.is_normalized("NFKC", text) else unicodedata.normalize("NFKC", text)
 
@@ -176,18 +176,16 @@ _REWRITE = lazy(
     r"|_+"
 )
 #: the same pattern for ASCII text (most of an English or code history), where a word
-#: character is one of 62 and no CJK run can start: its class tests cost 40% less time
+#: character is one of 62 and no CJK run can start: its class tests cost less time
 _A = "[A-Za-z0-9]"
 _REWRITE_ASCII = lazy(
     r"(?!)()"  # group 1 (a CJK run) never matches
     rf"|(?<!{_A})({_A}++(?:[_./:\\-]++{_A}++)+|(?={_A}*?[A-Z0-9]){_A}++)"
     r"|_+"
 )
-#: CJK runs repeat (words, names): their bigram text is cached, within a bound. 200,000 runs
-#: held 48 MB in each reader process of a first index for no speed measured over 20,000, and
-#: 20,000 held 5 MB for none over 2,000 (tokenising the 100k events of either benchmark
-#: history, best of 3 runs: 1.88 and 1.75 s for Claude's, 2.75 and 2.81 s for DSH's; 4% more
-#: without a cache).
+#: CJK runs repeat (words, names): their bigram text is cached, within a bound. Larger bounds
+#: held many megabytes in each reader process of a first index for no speed measured on either
+#: benchmark history; without a cache tokenising is slower.
 _BIGRAM_CACHE: dict[str, str] = {}
 _BIGRAM_CACHE_MAX = 2_000
 
@@ -202,8 +200,8 @@ def _bigram_text(run: str) -> str:
 
 
 #: Code words repeat even more (paths, identifiers, commands in tool output): what `body` and
-#: `whole` get for each is cached the same way. Tokenising the side-by-side benchmark's 106k
-#: messages: 5.33 s without it, 3.21 s with 2,000 words (0.5 MB), and no faster with 20,000.
+#: `whole` get for each is cached the same way: tokenising the side-by-side benchmark's history
+#: is much faster with it, and no faster with a larger bound.
 _WORD_CACHE: dict[str, tuple[str, str]] = {}
 _WORD_CACHE_MAX = 2_000
 
@@ -289,7 +287,7 @@ _QUOTED = re.compile(r'"([^"]+)"')
 #: Chinese function characters: a query bigram made of two of them (`我们`, `是不`, `了吗`)
 #: matches everywhere and ranks nothing, so it is dropped from queries (never from the index).
 #: Dropping every bigram that merely holds a particle (`姐是`) was tried and cost MemDaily's
-#: simple_events file 9 points of lexical hit@5; pairs alone lift the whole set 0.749 -> 0.756.
+#: simple_events file much of its lexical hit@5; pairs alone lift the whole set.
 _FUNCTION = frozenset("的了是吗呢吧啊么着过地得我你他她它们这那个和也都就还又在有")
 
 
@@ -303,7 +301,7 @@ def parse_query(query: str) -> Query:
 
     def take_phrase(m: re.Match[str]) -> str:
         # the phrase's tokens in order, as the index's `body` holds them (`terms` makes the
-        # same ones as ingestion; the ingestion pattern would cost a search 19 ms to compile)
+        # same ones as ingestion; the ingestion pattern would be slow for a search to compile)
         inner = next(g for g in m.groups() if g is not None)
         parts = tuple(part for term in terms(inner) for part in term.parts)
         if parts:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from huiyi.search.e5pack import E5Pack
+from huiyi.search.embedding.e5pack import E5Pack
 
 __all__ = ["META", "Tokenizer"]
 

