@@ -3,7 +3,7 @@
 Asks every positive query of a set once through the real hybrid search (abstention off) and
 keeps what the fusion and the re-rank were given: each layer's ranking (the `expanded` one
 included), the cosines the semantic layer computed and every candidate's coverage
-(`floor.passage_shares`). It then fuses and re-ranks those for each setting below, with the
+(`abstention.passage_shares`). It then fuses and re-ranks those for each setting below, with the
 real `fusion.fuse` and `rerank.rescore`, and prints hit@5 / recall@5 / MRR per setting, and
 recall@5 per category. docs/eval.md has the numbers and the commands.
 
@@ -27,7 +27,7 @@ from huiyi.api import Huiyi
 from huiyi.config import Settings
 from huiyi.eval.datasets import event_id, load
 from huiyi.eval.metrics import hit_at, recall_at, reciprocal_rank
-from huiyi.search import floor, fusion, rerank
+from huiyi.search import abstention, fusion, rerank
 from huiyi.store import queries
 from huiyi.text.tokenize import parse_query
 
@@ -97,7 +97,7 @@ def ask(hy: Huiyi, kind: str, path: Path) -> list[Asked]:
             rankings: dict[str, list[int]] = seen.get("rankings", {})
             candidates = sorted({rowid for r in rankings.values() for rowid in r})
             workspace = hy.resolve_workspace(query.workspace) if query.workspace else None
-            shares, _ = floor.passage_shares(
+            shares, _ = abstention.passage_shares(
                 hy.conn, parse_query(query.query), workspace, candidates
             )
             found = queries.events_by_rowid(hy.conn, candidates)

@@ -12,7 +12,7 @@ from click.testing import CliRunner, Result
 
 from huiyi import Huiyi
 from huiyi.cli.root import main
-from huiyi.search.floor import Evidence, floors_for
+from huiyi.search.abstention import Evidence, floors_for
 from tests.builders import dsh
 from tests.builders.lines import LineReader, write
 

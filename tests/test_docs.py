@@ -51,8 +51,8 @@ from huiyi.safety.budget import TOOL_SECONDS
 from huiyi.safety.envelope import MARKER_NAME, wrap
 from huiyi.safety.redact import MAX_FIELD_CHARS
 from huiyi.search import fusion, lexical, rerank
+from huiyi.search.abstention import floors_for
 from huiyi.search.embedding.e5ort import DEFAULT_MAX_TOKENS
-from huiyi.search.floor import floors_for
 from huiyi.sources.base import MAX_LINE_BYTES
 from huiyi.text.snippet import SNIPPET_UNITS
 from huiyi.transports import hook_command as hook_front

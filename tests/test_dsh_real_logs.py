@@ -21,14 +21,15 @@ from pathlib import Path
 import pytest
 
 from huiyi import Huiyi
-from huiyi.harnesses.dsh.caller import dsh_caller
+from huiyi.harnesses.dsh.caller import dsh_caller, pending_tool_calls
 from huiyi.harnesses.dsh.frames import ZstdFrames
-from huiyi.harnesses.dsh.reader import DshReader, pending_tool_calls, split_tool_calls
+from huiyi.harnesses.dsh.reader import DshReader
 from huiyi.harnesses.pending import ToolCall
 from huiyi.model import Event, Kind, Surface
 from huiyi.recall.scope import CallerContext
 from huiyi.recall.tools import Recall
 from huiyi.sources.base import Cursor
+from huiyi.text.toolcalls import split_tool_calls
 from tests.builders import dsh as b
 
 VERSION = "0.1.0-rc.8"

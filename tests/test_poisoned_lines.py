@@ -30,7 +30,8 @@ from huiyi import Huiyi
 from huiyi.cli.root import main
 from huiyi.harnesses.claude_code.reader import ClaudeReader
 from huiyi.harnesses.codex.reader import CodexReader
-from huiyi.harnesses.dsh.reader import DshReader, pending_tool_calls, read_header
+from huiyi.harnesses.dsh.caller import pending_tool_calls, read_header
+from huiyi.harnesses.dsh.reader import DshReader
 from huiyi.recall.scope import CallerContext
 from huiyi.sources.base import MALFORMED_RECORD, Reader
 from huiyi.sources.generic import GenericReader

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from huiyi import Huiyi
-from huiyi.search import floor, fuzzy, lexical
+from huiyi.search import abstention, fuzzy, lexical
 from huiyi.store import queries
 from huiyi.text.tokenize import parse_query, tokens
 from tests.builders.lines import LineReader, write
@@ -266,7 +266,7 @@ def test_the_evidence_reads_no_word_again_and_weighs_it_as_if_it_read_it_alone(
     """The abstention floor's evidence needs the newest rows of the query's words, which the
     lexical layer has just read: a search reads each word's rows once, and the evidence is
     exactly what reading them on its own gives (the floors were calibrated on it)."""
-    monkeypatch.setattr(floor, "DF_CAP", 10)  # below the window: the rows read answer for it
+    monkeypatch.setattr(abstention, "DF_CAP", 10)  # below the window: the rows read answer for it
     rng = random.Random(5)
     texts = [
         " ".join(rng.choice(COMMON) for _ in range(rng.randint(2, 6)))
@@ -289,7 +289,7 @@ def test_the_evidence_reads_no_word_again_and_weighs_it_as_if_it_read_it_alone(
             assert read and len(read) == len(set(read)), text
             query = parse_query(text)
             top = [r for r, _ in islice(lexical.ranked(hy.conn, query, "/w/a"), 3)]
-            alone = floor.lexical_evidence(hy.conn, query, "/w/a", top)
+            alone = abstention.lexical_evidence(hy.conn, query, "/w/a", top)
             assert result.evidence is not None
             assert (result.evidence.lexical, result.evidence.absent) == alone, text
             assert 0 < alone[0] <= 1, text

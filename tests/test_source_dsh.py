@@ -10,16 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from huiyi.harnesses.dsh.reader import (
-    DshReader,
-    pending_tool_call,
-    pending_tool_calls,
-    read_header,
-    split_tool_calls,
-    tool_call_line,
-)
+from huiyi.harnesses.dsh.caller import pending_tool_call, pending_tool_calls, read_header
+from huiyi.harnesses.dsh.reader import DshReader
 from huiyi.model import Event, Kind, Surface
 from huiyi.sources.base import MAX_LINE_BYTES, Cursor, ReadResult
+from huiyi.text.toolcalls import split_tool_calls, tool_call_line
 from tests.builders import dsh as b
 from tests.builders.reads import read_growing, read_whole
 

@@ -1,4 +1,4 @@
-"""Calibrate the relevance floors (`huiyi.search.floor`) on labelled sets, with a hold-out.
+"""Calibrate the relevance floors (`huiyi.search.abstention`) on labelled sets, with a hold-out.
 
 Two steps, so the slow one runs once:
 
@@ -32,7 +32,7 @@ from huiyi.config import Settings
 from huiyi.eval.datasets import load
 from huiyi.eval.evalset import EvalSet, event_id
 from huiyi.eval.harness import indexed
-from huiyi.search.floor import FLOORS_FILE, Evidence, Floors
+from huiyi.search.abstention import FLOORS_FILE, Evidence, Floors
 
 __all__ = ["Observation", "fit", "observe"]
 

@@ -16,7 +16,6 @@ import sqlite3
 from collections import Counter
 from dataclasses import dataclass, field
 
-from huiyi.harnesses.dsh.reader import split_tool_calls
 from huiyi.model import Event, Kind, Surface
 from huiyi.recall.render import clean, first_line, one_line, plural
 from huiyi.safety.budget import (
@@ -27,6 +26,7 @@ from huiyi.safety.budget import (
 )
 from huiyi.sources.base import is_own_tool, is_own_traffic
 from huiyi.store import queries
+from huiyi.text.toolcalls import split_tool_calls
 
 _TARGET_KEYS = (
     "file_path",

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from huiyi.errors import HuiyiError, UsageError
 from huiyi.model import Hit, Session
 from huiyi.safety.redact import redact
-from huiyi.search import floor, fusion, fuzzy, lexical, rerank
+from huiyi.search import abstention, fusion, fuzzy, lexical, rerank
 from huiyi.store import queries
 from huiyi.store.queries import SessionRow
 from huiyi.text.expand import expansion
@@ -76,7 +76,7 @@ class SearchResult(NamedTuple):
     layers: list[str]
     notes: list[str]
     #: the best evidence each layer found (`search.floor`); `None` when nothing was searched
-    evidence: floor.Evidence | None = None
+    evidence: abstention.Evidence | None = None
     #: the evidence stayed below every floor, so the hits were withheld (`hits` is empty)
     declined: bool = False
 
@@ -250,7 +250,7 @@ def search(
     depth = max(fusion.DEPTH, limit)
     found: dict[str, list[tuple[int, float]]] = {}
     read = lexical.Rows()  # index rows the lexical layer reads, and the evidence reads again
-    pending: _Beside | None = None
+    pending: _SemanticThread | None = None
     cosines: dict[int, float] = {}
     # the words the query's misspelled ones may mean: the fuzzy layer reads their passages,
     # and a hybrid search also looks them up as words (below, with the expansion); an index
@@ -302,7 +302,7 @@ def search(
     else:
         order = fusion.fuse(rankings)
     evidence = _evidence(conn, query, flt, found, order, read)
-    floors = floor.floors_for(
+    floors = abstention.floors_for(
         semantic.model if semantic is not None and "semantic" in found else None
     )
     if abstain and not floors.passes(evidence):
@@ -325,7 +325,7 @@ def _evidence(
     found: Mapping[str, Sequence[tuple[int, float]]],
     order: Sequence[tuple[int, float]],
     read: lexical.Rows,
-) -> floor.Evidence:
+) -> abstention.Evidence:
     """Each layer's best evidence on the scale its floor is calibrated on (`search.floor`).
 
     Lexical evidence is read from the lexical layer's first passages and the result's, so a
@@ -338,15 +338,15 @@ def _evidence(
             return None
         return ranking[0][1] if ranking else 0.0
 
-    top = floor.TOP_PASSAGES
+    top = abstention.TOP_PASSAGES
     passages = [rowid for rowid, _ in [*found.get("lexical", [])[:top], *order[:top]]]
     share: float | None = None
     absent: float | None = None
     with suppress(sqlite3.Error):  # a damaged full-text index: the layers' notes say so
-        share, absent = floor.lexical_evidence(
+        share, absent = abstention.lexical_evidence(
             conn, query, flt.workspace, list(dict.fromkeys(passages)), read
         )
-    return floor.Evidence(share, best("fuzzy"), best("semantic"), absent)
+    return abstention.Evidence(share, best("fuzzy"), best("semantic"), absent)
 
 
 def _layer(
@@ -364,7 +364,7 @@ def _layer(
     return fuzzy.ranked(conn, text, flt.workspace, depth=depth * 2, respelt=respelt)
 
 
-class _Beside:
+class _SemanticThread:
     """The semantic ranking of one search, run on a thread of its own.
 
     A thread per search rather than a pool: once the search has its ranking, no thread is
@@ -417,7 +417,7 @@ def _start_semantic(
     hybrid: bool,
     notes: list[str],
     depth: int,
-) -> _Beside | None:
+) -> _SemanticThread | None:
     """Check the coverage gate and read the vectors here; rank on a thread beside this one."""
     if semantic is None:
         notes.append("semantic layer: no embedder configured")
@@ -430,4 +430,4 @@ def _start_semantic(
         )
         return None
     scorer = semantic.scorer(conn, flt.workspace)
-    return _Beside(scorer, text, depth * 3)
+    return _SemanticThread(scorer, text, depth * 3)

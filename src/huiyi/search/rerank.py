@@ -8,7 +8,7 @@ page) are therefore scored again, each by
     2 / (1 + its fused rank) + COVERAGE x share + AGREEMENT x (cosine - best cosine)
 
 where `share` is the rarity-weighted share of the query's words the passage holds, read from
-the full-text index (`floor.passage_shares`, the scale the abstention floor uses), and the
+the full-text index (`abstention.passage_shares`, the scale the abstention floor uses), and the
 cosine is the one the semantic layer already computed for it (the pool's best is the
 reference: what counts is how far below it a candidate sits). The rest of the ranking keeps
 its order below them. The constants were chosen by replaying the three sets' candidates
@@ -21,7 +21,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Mapping, Sequence
 
-from huiyi.search import floor
+from huiyi.search import abstention
 from huiyi.search.lexical import Rows
 from huiyi.text.tokenize import Query
 
@@ -89,7 +89,7 @@ def rerank(
     share of the query's words the workspace uses cost golden recall@5 and MemDaily hit@5, and
     was not kept.)"""
     pool = [rowid for rowid, _ in order[:POOL]]
-    shares, absent = floor.passage_shares(conn, query, workspace, pool, read)
+    shares, absent = abstention.passage_shares(conn, query, workspace, pool, read)
     if absent and fuzzy:
         shares = {
             rowid: share * (1 - absent) + absent * min(1.0, fuzzy.get(rowid, 0.0))

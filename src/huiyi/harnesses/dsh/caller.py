@@ -13,11 +13,22 @@ Asked after the client's MCP roots (`by_any_log`): a client that offers roots is
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from huiyi.harnesses.dsh.reader import DshReader, pending_tool_calls, read_header
+from huiyi.harnesses.dsh.fold import (
+    arguments_text,
+    call_id,
+    json_record,
+    mapping,
+    text_value,
+    tool_result,
+)
+from huiyi.harnesses.dsh.frames import all_lines
+from huiyi.harnesses.dsh.reader import DshReader
 from huiyi.harnesses.pending import (
     MAX_AGE_SECONDS,
     MAX_LOGS,
@@ -28,8 +39,16 @@ from huiyi.harnesses.pending import (
     same_arguments,
 )
 from huiyi.model import CallerContext
+from huiyi.sources.base import take_record
 
-__all__ = ["HOW", "by_any_log", "dsh_caller"]
+__all__ = [
+    "HOW",
+    "by_any_log",
+    "dsh_caller",
+    "pending_tool_call",
+    "pending_tool_calls",
+    "read_header",
+]
 
 HOW = "dsh-log"
 
@@ -96,3 +115,69 @@ def dsh_caller(
 def by_any_log(call: ToolCall, meta: Mapping[str, Any], look: LookIn) -> CallerContext | None:
     """The caller rule this harness offers after the roots: its pending call in a log."""
     return dsh_caller(call, look.dsh_home)
+
+
+# -- what a log says without a full read --------------------------------------------------
+
+# Events after which an unanswered tool call can no longer be the one running now.
+_TURN_BOUNDARIES = frozenset({"user/message", "turn/start", "turn/end", "session/end-seed"})
+_PENDING_MARKERS = tuple(f'"{t}"'.encode() for t in ("tool/call", "tool/result", *_TURN_BOUNDARIES))
+
+
+def read_header(path: Path) -> dict[str, Any] | None:
+    """The header line of a session log as JSON, or None when there is none (or no file)."""
+    try:
+        for raw in all_lines(path):
+            if raw is None:
+                return None
+            if not raw.strip():
+                continue
+            header = json_record(raw)
+            return header if header is not None and header.get("type") == "session" else None
+    except OSError:
+        return None
+    return None
+
+
+def pending_tool_calls(path: Path) -> list[tuple[str, str]]:
+    """Tool calls of the current turn that have no result yet, oldest first.
+
+    Each is `(name, raw arguments string)`. A user message or a turn boundary ends the turn,
+    so a call left unanswered by a crash long ago is not reported. A missing or unreadable
+    file has none.
+    """
+    pending: dict[str, tuple[str, str]] = {}
+    try:
+        for raw in all_lines(path):
+            if raw is None or not any(marker in raw for marker in _PENDING_MARKERS):
+                continue
+            obj = json_record(raw)
+            if obj is not None:
+                take_record(partial(_pending_step, pending), obj, Counter())
+    except OSError:
+        return []
+    return list(pending.values())
+
+
+def _pending_step(pending: dict[str, tuple[str, str]], obj: dict[str, Any]) -> None:
+    """What one line of a log does to the calls waiting for their result (read whole first)."""
+    kind, data = obj.get("type"), mapping(obj.get("data"))
+    if kind == "tool/call":
+        key = call_id(data) or f"#seq{obj.get('seq')}"
+        call = (text_value(data.get("name")), arguments_text(data.get("arguments")))
+        pending.pop(key, None)
+        pending[key] = call
+    elif kind == "tool/result":
+        pending.pop(tool_result(data)[0] or "", None)
+    elif isinstance(kind, str) and kind in _TURN_BOUNDARIES:
+        pending.clear()
+
+
+def pending_tool_call(path: Path) -> tuple[str, str] | None:
+    """The latest unanswered tool call `(name, raw arguments)` the log ends with, or None.
+
+    The MCP server uses it to find the DSH session calling it: the one whose log ends with an
+    unanswered `tool/call` named `mcp__<server>__<tool>` with the same arguments.
+    """
+    calls = pending_tool_calls(path)
+    return calls[-1] if calls else None
