@@ -46,9 +46,12 @@ __all__ = [
     "Request",
     "Search",
     "ToolCall",
+    "Travel",
     "decode",
     "encode",
     "failure_of",
+    "stopped",
+    "travel",
 ]
 
 #: the version of the wire form; a service that speaks another answers "unavailable"
@@ -80,23 +83,6 @@ class ToolCall(NamedTuple):
     can_list_roots: bool = False
     can_elicit: bool = False
 
-    # the first call starts the warm service; one that the service accepted and never
-    # answered is not run again here (a memory write may have happened)
-    @property
-    def kind(self) -> str:
-        return "tool"
-
-    @property
-    def starts_service(self) -> bool:
-        return True
-
-    @property
-    def idempotent(self) -> bool:
-        return False
-
-    def stopped(self, log: str, detail: str) -> str:
-        return f"the huiyi service stopped during this call (see {log}); call the tool again"
-
 
 class HookRun(NamedTuple):
     """One harness hook: `huiyi hook HARNESS EVENT` with `input` read from stdin."""
@@ -104,21 +90,6 @@ class HookRun(NamedTuple):
     harness: str
     event: str
     input: object = None
-
-    @property
-    def kind(self) -> str:
-        return "hook"
-
-    @property
-    def starts_service(self) -> bool:
-        return True
-
-    @property
-    def idempotent(self) -> bool:
-        return False
-
-    def stopped(self, log: str, detail: str) -> str:
-        return f"the huiyi service stopped during this hook ({detail}); see {log}"
 
 
 class Search(NamedTuple):
@@ -131,23 +102,6 @@ class Search(NamedTuple):
     limit: int = 10
     layer: str = "hybrid"
 
-    # a person's search asks a running service and starts none (it only reads: safe to
-    # serve again here when the service died half way)
-    @property
-    def kind(self) -> str:
-        return "search"
-
-    @property
-    def starts_service(self) -> bool:
-        return False
-
-    @property
-    def idempotent(self) -> bool:
-        return True
-
-    def stopped(self, log: str, detail: str) -> str:
-        return f"the huiyi service stopped during this search ({detail}); see {log}"
-
 
 class Recall(NamedTuple):
     """`huiyi recall`: what `recall_history` returns to a caller in `workspace` (and, for the
@@ -158,23 +112,42 @@ class Recall(NamedTuple):
     session: str | None = None
     limit: int = 5
 
-    @property
-    def kind(self) -> str:
-        return "recall"
-
-    @property
-    def starts_service(self) -> bool:
-        return False
-
-    @property
-    def idempotent(self) -> bool:
-        return True
-
-    def stopped(self, log: str, detail: str) -> str:
-        return f"the huiyi service stopped during this recall ({detail}); see {log}"
-
 
 Request = ToolCall | HookRun | Search | Recall
+
+
+class Travel(NamedTuple):
+    """How a kind of request may travel: its name on the wire, whether it may start the warm
+    service, and whether serving it twice is harmless (then a request the service accepted
+    and never answered is served here; otherwise it fails, as it may have written)."""
+
+    kind: str
+    starts_service: bool
+    idempotent: bool
+    #: what it is called in the message when the service stopped under it
+    called: str
+
+
+#: a tool call or a hook starts the service (its first use pays for loading the core once);
+#: a person's search or recall asks a running one and starts none, and only reads
+TRAVEL: dict[type[Request], Travel] = {
+    ToolCall: Travel("tool", starts_service=True, idempotent=False, called="call"),
+    HookRun: Travel("hook", starts_service=True, idempotent=False, called="hook"),
+    Search: Travel("search", starts_service=False, idempotent=True, called="search"),
+    Recall: Travel("recall", starts_service=False, idempotent=True, called="recall"),
+}
+_KINDS = {travel.kind: cls for cls, travel in TRAVEL.items()}
+
+
+def travel(request: Request) -> Travel:
+    return TRAVEL[type(request)]
+
+
+def stopped(request: Request, log: str, detail: str) -> str:
+    """What a front says when the service accepted `request` and stopped before replying."""
+    if isinstance(request, ToolCall):
+        return f"the huiyi service stopped during this call (see {log}); call the tool again"
+    return f"the huiyi service stopped during this {travel(request).called} ({detail}); see {log}"
 
 
 class Peer(Protocol):
@@ -201,12 +174,6 @@ class _NoPeer:
 
 
 NO_PEER: Peer = _NoPeer()
-_KINDS: dict[str, type[Request]] = {
-    "tool": ToolCall,
-    "hook": HookRun,
-    "search": Search,
-    "recall": Recall,
-}
 
 
 class Failure(NamedTuple):
@@ -275,7 +242,7 @@ def encode(request: Request) -> dict[str, Any]:
     if isinstance(request, ToolCall):
         fields["caller"] = request.caller._asdict()
         fields["meta"] = dict(request.meta) if request.meta is not None else None
-    return {"v": PROTOCOL, "kind": request.kind, "request": fields}
+    return {"v": PROTOCOL, "kind": travel(request).kind, "request": fields}
 
 
 def decode(message: Mapping[str, Any]) -> Request:

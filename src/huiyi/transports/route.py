@@ -27,7 +27,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from huiyi.config import Settings
-from huiyi.policy.protocol import NO_PEER, Failure, Peer, Reply, Request
+from huiyi.policy.protocol import NO_PEER, Failure, Peer, Reply, Request, stopped, travel
 
 if TYPE_CHECKING:
     from huiyi.transports.service_client import ServiceClient
@@ -54,19 +54,19 @@ def route(
     """`request` served by the warm service for `settings`, else by `local()` in this process;
     `peer` answers what serving it asks back. `service`: the client a front keeps across its
     requests (one is made for this request otherwise)."""
-    wanted = request.starts_service or any_running(settings)
-    if settings.service and service is None and wanted:
+    how = travel(request)
+    if settings.service and service is None and (how.starts_service or any_running(settings)):
         from huiyi.transports.service_client import ServiceClient
 
-        service = ServiceClient(settings, start=request.starts_service)
+        service = ServiceClient(settings, start=how.starts_service)
     if settings.service and service is not None:
         from huiyi.transports.service_client import ServiceStopped
 
         try:
             reply = service.call(request, peer)
         except ServiceStopped as exc:
-            if not request.idempotent:
-                message = request.stopped(str(service.log_path), str(exc))
+            if not how.idempotent:
+                message = stopped(request, str(service.log_path), str(exc))
                 return Reply(failure=Failure("HuiyiError", message))
             reply = None
         if reply is not None:
