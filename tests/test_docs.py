@@ -299,7 +299,7 @@ CLAIMS = [
     claim("README.md", r"archived \((\d+); 0 = never\)", MEMORY.archive_days),
     claim("README.md", r"only once\s+(\d+)% of the searched", fusion.COVERAGE_GATE * 100),
     claim("README.md", r"passages\s+cut to (\d+) tokens", DEFAULT_MAX_TOKENS),
-    claim("README.md", r"a passage is cut to (\d+) tokens", DEFAULT_MAX_TOKENS),
+    claim("docs/benchmarks.md", r"a passage is cut to (\d+) tokens", DEFAULT_MAX_TOKENS),
     claim("README.md", r"Snippets are at most (\d+) UTF-16 code units", SNIPPET_UNITS),
     claim("README.md", r"only for the newest ([\d,]+) matches", lexical.WINDOW),
     claim("README.md", r"found in fewer than ([\d,]+) passages", lexical.WINDOW),
