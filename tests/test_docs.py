@@ -1,4 +1,5 @@
-"""Docs that cannot drift: what README.md and docs/*.md say is checked against the code.
+"""Docs that cannot drift: what README.md, CHANGELOG.md and docs/**/*.md say is checked against
+the code.
 
 - every command has help text and a line in the README; the docs name no command, subcommand or
   option the CLI does not have, and describe no feature that is planned but not built;
@@ -57,10 +58,9 @@ from huiyi.sources.base import MAX_LINE_BYTES
 from huiyi.text.snippet import SNIPPET_UNITS
 
 ROOT = Path(__file__).resolve().parent.parent
-DOCS = {
-    path.relative_to(ROOT).as_posix(): path.read_text(encoding="utf-8")
-    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-}
+#: every page a user may read: the README, the changelog and docs/ with its subfolders
+DOC_PATHS = [ROOT / "README.md", ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").rglob("*.md"))]
+DOCS = {path.relative_to(ROOT).as_posix(): path.read_text(encoding="utf-8") for path in DOC_PATHS}
 README = DOCS["README.md"]
 
 
