@@ -316,7 +316,7 @@ ROWS = (
 
 
 def table(size: int, numbers: dict[str, Any]) -> str:
-    """The README's table: a row per measure, and found@5 per needle kind."""
+    """docs/comparison.md's table: a row per measure, and found@5 per needle kind."""
     hy, cr = numbers["huiyi"], numbers["claude-recall"]
     lines = [
         f"| {numbers['messages']:,} messages | huiyi | {numbers['claude_recall']} | ratio |",

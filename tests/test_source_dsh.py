@@ -21,7 +21,7 @@ from tests.builders.reads import read_growing, read_whole
 CWD = "/home/alice/acme"
 SID = "session-7d1e2f3a-1111-4222-8333-944455556666"
 
-# The example of formats/dsh.md, verbatim: header, one turn with packed chunks, a compaction.
+# The example of docs/formats/dsh.md, verbatim: header, one turn with packed chunks, a compaction.
 DOC_EXAMPLE = """\
 {"type":"session","version":0,"id":"session-7d1e2f3a-1111-4222-8333-944455556666","createdAt":1787000000000,"cwd":"/home/alice/acme","delegationDepth":0,"agentPreset":"standard"}
 

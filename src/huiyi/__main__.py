@@ -1,8 +1,9 @@
 """The `huiyi` command (and `python -m huiyi`): `huiyi mcp` over stdio and `huiyi hook HARNESS
-EVENT` go straight to their light fronts (`huiyi.transports.stdio_mcp`, `.hook_front`), without
-importing click or the core, so a harness gets its handshake or its hook answered at once;
-`huiyi search` in the forms people type is served without click (`huiyi.cli.quick_search`); every
-other command (and `--help`, and whatever a front leaves) is the click CLI (`huiyi.cli.root`)."""
+EVENT` go straight to their light servers (`huiyi.transports.stdio_mcp`,
+`huiyi.transports.hook_command`), without importing click or the core, so a harness gets its
+handshake or its hook answered at once; `huiyi search` in the forms people type is served
+without click (`huiyi.cli.quick_search`); every other command (and `--help`, and whatever
+those leave) is the click CLI (`huiyi.cli.root`)."""
 
 from __future__ import annotations
 

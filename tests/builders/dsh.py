@@ -1,4 +1,4 @@
-"""Build real DeepSeek Harness session logs for tests (format: `formats/dsh.md`).
+"""Build real DeepSeek Harness session logs for tests (format: `docs/formats/dsh.md`).
 
 Event builders return the dicts DSH writes, one per line; `write_session` lays them out as DSH
 does: `<home>/sessions/--<key>--/<session-id>/session.jsonl.zstd`, frame 1 holding the header

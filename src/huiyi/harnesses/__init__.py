@@ -18,7 +18,7 @@ from importlib import import_module
 from huiyi.errors import UsageError
 from huiyi.harnesses.base import Adapter
 
-__all__ = ["ADAPTERS", "NAMES", "Adapter", "by_name", "by_source"]
+__all__ = ["ADAPTERS", "NAMES", "Adapter", "adapters", "by_name", "by_source"]
 
 #: the harness packages, in the order `huiyi doctor` lists them
 PACKAGES = ("dsh", "claude_code", "codex")
@@ -28,6 +28,12 @@ ADAPTERS: tuple[Adapter, ...] = tuple(
 )
 #: the names `huiyi install` and `huiyi hook` take
 NAMES = tuple(adapter.name for adapter in ADAPTERS)
+
+
+def adapters() -> tuple[Adapter, ...]:
+    """Every harness of the registry, in its order (read at each call: layers that iterate the
+    harnesses ask here rather than keep a copy)."""
+    return ADAPTERS
 
 
 def by_name(name: str) -> Adapter:

@@ -17,7 +17,7 @@ from typing import Protocol
 
 from huiyi.config import Settings
 from huiyi.errors import UsageError
-from huiyi.harnesses import ADAPTERS, NAMES, Adapter, by_name
+from huiyi.harnesses import NAMES, Adapter, adapters, by_name
 from huiyi.install.common import (
     BACKUP_INFIX,
     Change,
@@ -72,11 +72,11 @@ def plan(
     """The file changes that install (or uninstall) huiyi for `harness`; nothing is written."""
     adapter = by_name(harness)
     if profile is not None and not adapter.profiles:
-        having = ", ".join(f"`huiyi install {a.name}`" for a in ADAPTERS if a.profiles)
+        having = ", ".join(f"`huiyi install {a.name}`" for a in adapters() if a.profiles)
         raise UsageError(f"--profile is a {adapter.title} option only for {having}")
     return installer(adapter).plan(settings, launch, uninstall=uninstall, profile=profile)
 
 
 def statuses(settings: Settings) -> dict[str, Status]:
     """Per harness: is huiyi's MCP entry there, which of its hooks, and in which files."""
-    return {adapter.name: installer(adapter).status(settings) for adapter in ADAPTERS}
+    return {adapter.name: installer(adapter).status(settings) for adapter in adapters()}

@@ -31,7 +31,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from huiyi.config import Settings
-from huiyi.harnesses import ADAPTERS
+from huiyi.harnesses import adapters
 from huiyi.harnesses.pending import LookIn, ToolCall, workspace
 from huiyi.model import CallerContext
 from huiyi.workspace import workspace_of
@@ -53,7 +53,7 @@ def _rules(name: str) -> list[Rule]:
     """Every harness's rule of that name (`by_meta`, `by_own_log`, `by_any_log`), in the
     registry's order; a harness without one has none."""
     rules = []
-    for adapter in ADAPTERS:
+    for adapter in adapters():
         module = adapter.part("caller")
         rule = getattr(module, name, None)
         if rule is not None:
@@ -165,7 +165,7 @@ class CallerFinder:
         """The reply a call belongs to, as its harness names replies (for ask-before-recall),
         with how long an answer for it lasts; None when no harness can tell."""
         look = self.look
-        for adapter in ADAPTERS:
+        for adapter in adapters():
             rule = getattr(adapter.part("caller"), "reply_of", None)
             named: tuple[str, float] | None = (
                 rule(meta or {}, caller, look) if rule is not None else None

@@ -13,10 +13,10 @@ from huiyi.sources.base import Cursor, Reader, ReadResult, SessionChunk
 
 def default_readers(settings: Settings) -> list[Reader]:
     """Readers for every harness huiyi knows (`huiyi.harnesses`), rooted where `settings` say."""
-    from huiyi.harnesses import ADAPTERS
+    from huiyi.harnesses import adapters
 
     readers = []
-    for adapter in ADAPTERS:
+    for adapter in adapters():
         make: Callable[[Settings], Reader] = adapter.part("reader").reader
         readers.append(make(settings))
     return readers

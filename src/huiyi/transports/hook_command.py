@@ -29,7 +29,7 @@ from typing import IO, TYPE_CHECKING
 
 from huiyi.config import Settings
 from huiyi.errors import SettingsError
-from huiyi.harnesses import ADAPTERS
+from huiyi.harnesses import adapters
 from huiyi.harnesses.hookform import CLAUDE_STYLE, HookForm
 from huiyi.policy.protocol import Failure, HookRun, Reply
 from huiyi.transports.route import route
@@ -85,7 +85,7 @@ def run(harness: str, event: str, stdin: IO[bytes], stdout: IO[str]) -> int:
 
 def _form(harness: str) -> HookForm:
     """How this harness's hooks write what the model gets."""
-    return next((a.hooks for a in ADAPTERS if a.name == harness), CLAUDE_STYLE)
+    return next((a.hooks for a in adapters() if a.name == harness), CLAUDE_STYLE)
 
 
 def _serve(settings: Settings, harness: str, event: str, stdin: IO[bytes]) -> Reply:

@@ -11,7 +11,7 @@ reach the port is one. So the HTTP server
   created on the first `--http` start (`load_or_create`);
 - binds the token to the workspaces it lists (`GrantedFinder`): a call is answered only for a
   workspace equal to one of them or below one. Caller binding runs as everywhere else
-  (`integrations.context`); MCP roots outside the token's workspaces are ignored, and when a
+  (`policy.caller`); MCP roots outside the token's workspaces are ignored, and when a
   client offers only such roots, or the caller found lies outside them, the call is refused
   with `OUTSIDE` (a not-found error that names no path), never answered for another workspace;
 - checks the Host and Origin headers for every loopback spelling (`loopback.host_checks`),

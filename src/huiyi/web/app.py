@@ -20,7 +20,6 @@ import os
 import socket
 import threading
 from collections.abc import AsyncIterator, Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -61,12 +60,12 @@ _LANG_COOKIE = "huiyi-lang"
 
 
 class Index:
-    """The one thread that talks to the index; `run(fn)` calls `fn(huiyi)` there."""
+    """The index of this page, on its one worker thread (`Huiyi.in_worker`, which the
+    `Huiyi` owns): `run(fn)` calls `fn(huiyi)` there."""
 
     def __init__(self, settings: Settings, *, refresh: bool = True) -> None:
         self.settings = settings
         self.refresh_logs = refresh
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="huiyi-web")
         self._huiyi: Huiyi | None = None
 
     def _get(self) -> Huiyi:
@@ -77,8 +76,8 @@ class Index:
         return self._huiyi
 
     async def run(self, fn: Callable[[Huiyi], T]) -> T:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool, lambda: fn(self._get()))
+        hy = self._get()
+        return await asyncio.wrap_future(hy.submit(lambda: fn(hy)))
 
     def refresh(self, hy: Huiyi) -> None:
         """Read what is new in the logs (the bundled demo into an empty index); another
@@ -91,15 +90,9 @@ class Index:
 
     def close(self) -> None:
         """Close the index on its own thread and end that thread (again: nothing)."""
-
-        def shut() -> None:
-            if self._huiyi is not None:
-                self._huiyi.close()
-                self._huiyi = None
-
-        with contextlib.suppress(RuntimeError):  # already shut down
-            self._pool.submit(shut).result()
-        self._pool.shutdown()
+        if self._huiyi is not None:
+            self._huiyi.close()
+            self._huiyi = None
 
 
 @dataclass(slots=True)

@@ -60,7 +60,7 @@ _MAX_CALL_IDS = 256
 _SURFACE_TYPES = frozenset({"user/message", "assistant/message", "tool/result"})
 _CHUNK_ROWS = {"text-chunks": "texts", "reasoning-chunks": "texts", "tool-call-chunks": "args"}
 # Ordinary records that carry no conversation: skipped silently, never counted as unknown.
-# The first group is what formats/dsh.md names; the second holds the rest of DSH's own event
+# The first group is what docs/formats/dsh.md names; the second holds the rest of DSH's own event
 # vocabulary (`KNOWN_SESSION_EVENT_TYPES` of DSH 0.1.0-rc.8, `packages/core/session`); the
 # first four of it were seen in every session of a real DSH run (tests/fixtures/dsh/).
 _IGNORED = frozenset(
