@@ -349,3 +349,38 @@ def test_no_page_records_who_did_what_when(pattern: str, what: str) -> None:
 )
 def test_diary_phrasing_is_caught(text: str) -> None:
     assert any(re.search(pattern, text, re.I) for pattern, _ in DIARY)
+
+
+# -- the architecture page -------------------------------------------------------------------
+
+SRC = ROOT / "src" / "huiyi"
+#: a module path the architecture page names, with an optional `:name` defined in it
+_MODULE_REF = re.compile(r"`((?:[a-z_]+/)*[a-z_]+\.py)(?::([A-Za-z_]+))?`")
+
+
+def test_the_architecture_page_names_only_modules_and_names_that_exist() -> None:
+    text = DOCS["docs/architecture.md"]
+    refs = _MODULE_REF.findall(text)
+    assert len(refs) > 15  # the page names the modules at all
+    missing = []
+    for path, name in refs:
+        where = ROOT / path if path.startswith("tests/") else SRC / path
+        if "/" not in path and not where.is_file():
+            where = SRC / "harnesses" / "dsh" / path  # the harness table names a package's files
+        if not where.is_file():
+            missing.append(path)
+        elif name and not re.search(rf"^(?:class|def) {name}\b|^{name}\b", where.read_text(), re.M):
+            missing.append(f"{path}:{name}")
+    assert missing == []
+
+
+def test_the_architecture_page_places_every_package_of_the_source() -> None:
+    text = DOCS["docs/architecture.md"]
+    tops = sorted(
+        p.name if p.is_dir() else p.stem
+        for p in SRC.iterdir()
+        if (p.is_dir() and (p / "__init__.py").exists())
+        or (p.suffix == ".py" and p.stem != "__init__")
+    )
+    unplaced = [top for top in tops if f"`{top}" not in text]
+    assert unplaced == []

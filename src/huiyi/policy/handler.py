@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import sys
 import threading
-import traceback
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +26,6 @@ from huiyi.policy.protocol import (
     CallerHints,
     Failure,
     HookRun,
-    Peer,
     Recall,
     Reply,
     Request,
@@ -40,6 +38,7 @@ if TYPE_CHECKING:
     from huiyi.api import Huiyi, SearchResult
     from huiyi.policy.caller import CallerFinder
     from huiyi.policy.hooks import Hooks
+    from huiyi.policy.protocol import Peer
     from huiyi.policy.tools import McpTools
 
 __all__ = ["RequestHandler", "search_value"]
@@ -179,6 +178,8 @@ class RequestHandler:
         except Exception as exc:
             failure = failure_of(exc)
             if failure is None:
+                import traceback  # only for a bug: a hook that works never loads it
+
                 traceback.print_exc(file=sys.stderr)
                 failure = Failure("HuiyiError", f"internal error: {type(exc).__name__}: {exc}")
             return Reply(failure=failure)

@@ -29,10 +29,26 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from huiyi import errors
 from huiyi.errors import HuiyiError
+
+if TYPE_CHECKING:  # a type only: a front's process never builds the Protocol class
+    from typing import Protocol
+
+    class Peer(Protocol):
+        """Whoever sent a request, as the core may ask it back while serving it: an MCP client
+        for its roots (`roots/list`) and its user for consent (`elicitation/create`)."""
+
+        def roots(self) -> list[str]:
+            """The client's root URIs (none when it cannot be asked or does not answer)."""
+            ...
+
+        def ask(self, question: str) -> str:
+            """The user's answer: "accept", "decline" or "cancel" (also for no answer)."""
+            ...
+
 
 __all__ = [
     "NO_PEER",
@@ -148,19 +164,6 @@ def stopped(request: Request, log: str, detail: str) -> str:
     if isinstance(request, ToolCall):
         return f"the huiyi service stopped during this call (see {log}); call the tool again"
     return f"the huiyi service stopped during this {travel(request).called} ({detail}); see {log}"
-
-
-class Peer(Protocol):
-    """Whoever sent a request, as the core may ask it back while serving it: an MCP client
-    for its roots (`roots/list`) and its user for consent (`elicitation/create`)."""
-
-    def roots(self) -> list[str]:
-        """The client's root URIs (none when it cannot be asked or does not answer)."""
-        ...
-
-    def ask(self, question: str) -> str:
-        """The user's answer: "accept", "decline" or "cancel" (also for no answer)."""
-        ...
 
 
 class _NoPeer:

@@ -42,13 +42,14 @@ from huiyi.model import CallerContext
 from huiyi.policy import consent
 from huiyi.policy.arguments import InvalidArguments, check_arguments
 from huiyi.policy.caller import CallerFinder
-from huiyi.policy.protocol import Failure, Peer, ToolCall, failure_of
+from huiyi.policy.protocol import Failure, ToolCall, failure_of
 from huiyi.safety.exit import deliver, deliver_error
 from huiyi.toolspec import MEMORY_TOOLS, RECALL_TOOLS
 
 if TYPE_CHECKING:
     from huiyi.api import Huiyi
     from huiyi.memory import Extractor
+    from huiyi.policy.protocol import Peer
 
 __all__ = [
     "IDLE_EMBED_BATCH",

@@ -24,23 +24,26 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from huiyi.config import Settings
-from huiyi.policy.protocol import NO_PEER, Failure, Peer, Reply, Request, stopped, travel
+from huiyi.policy.protocol import NO_PEER, Failure, Reply, Request, stopped, travel
 
 if TYPE_CHECKING:
+    from typing import Protocol
+
+    from huiyi.policy.protocol import Peer
     from huiyi.transports.service_client import ServiceClient
 
+    class Local(Protocol):
+        """What serves a request in this process (`policy.handler.RequestHandler`)."""
+
+        def handle(self, request: Request, peer: Peer) -> Reply: ...
+
+        def loads_model(self, request: Request) -> bool: ...
+
+
 __all__ = ["Local", "any_running", "route"]
-
-
-class Local(Protocol):
-    """What serves a request in this process (`policy.handler.RequestHandler`)."""
-
-    def handle(self, request: Request, peer: Peer) -> Reply: ...
-
-    def loads_model(self, request: Request) -> bool: ...
 
 
 def route(

@@ -35,11 +35,13 @@ from typing import TYPE_CHECKING
 
 import huiyi
 from huiyi.config import Settings
-from huiyi.policy.protocol import Peer, Reply, Request, decode_reply, encode
+from huiyi.policy.protocol import Reply, Request, decode_reply, encode
 from huiyi.transports.wire import CALL_SECONDS, LINE_SECONDS, Line, address, locked, peer_uid
 
 if TYPE_CHECKING:
     import subprocess
+
+    from huiyi.policy.protocol import Peer
 
 __all__ = [
     "START_SECONDS",
