@@ -49,7 +49,8 @@ read (with the `chmod 600` that fixes it). Keys are never shown, not even in `re
 
 The records are `NamedTuple`s (`settings._replace(home=...)` makes a changed copy), not
 dataclasses: every hook, `huiyi mcp` and `huiyi search` process imports this module first, and
-in Python 3.11 importing `dataclasses` costs about 10 ms and declaring each dataclass about 1 ms.
+in Python 3.11 importing `dataclasses` and declaring each dataclass is a visible part of such a
+short process's start-up (`benchmarks/bench_startup.py`).
 """
 
 from __future__ import annotations
@@ -392,7 +393,7 @@ def prepare_openmp() -> None:
     it loads, so it belongs right before that load (not at import, and not in `from_env`,
     which must not change the process). It lives here because this is the one module that
     touches the environment. With another busy process on two cores, spinning threads made
-    one query embedding take seconds instead of 10 ms. A value the user set is kept.
+    one query embedding take seconds instead of milliseconds. A value the user set is kept.
     """
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 

@@ -5,8 +5,8 @@ turns them into `Session`s with a workspace and a privacy flag, and search retur
 Times are epoch milliseconds (UTC) everywhere.
 
 The records are `NamedTuple`s, immutable (`event._replace(surface=...)` makes a changed copy),
-not dataclasses: every search process imports this module, and in Python 3.11 importing
-`dataclasses` costs about 10 ms and declaring each dataclass about 1 ms (see `huiyi.config`).
+not dataclasses: every search process imports this module, and importing `dataclasses` and
+declaring each dataclass is a visible part of a short process's start-up (see `huiyi.config`).
 """
 
 from __future__ import annotations

@@ -95,7 +95,7 @@ class LazyGroup(click.Group):
 
 def _version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
     """`--version`: the version the MCP server announces (`manifest.json`, pinned by a test to
-    the installed package's), without the 70 ms of importing `importlib.metadata`."""
+    the installed package's), without importing `importlib.metadata`, which is slow to load."""
     if not value or ctx.resilient_parsing:
         return
     from huiyi.policy.manifest import manifest

@@ -45,8 +45,8 @@ from huiyi.text.tokenize import tokens
 __all__ = ["HistoryProbe", "decide_prompt", "previous_topic", "prompt_recall"]
 
 #: The probe reads the lexical layer only. The fuzzy layer re-scores 600 trigram candidates
-#: per query: on a 100,000-event workspace that was three quarters of the gate's time (p95
-#: 500 ms per prompt), and the unit coverage that decides afterwards wants the words anyway.
+#: per query, most of the gate's time on a large workspace, and the unit coverage that
+#: decides afterwards wants the words anyway.
 PROBE_LAYERS = ("lexical",)
 #: hits the probe weighs, per place it looks
 PROBE_HITS = 10

@@ -37,7 +37,7 @@ def clean(text: str) -> tuple[str, int]:
 
 
 #: by `model.Kind`'s values (a `Kind` is its string): the CLI's printing of a search, which
-#: the warm service answers, then imports no model module (its dataclasses: ~5 ms a process)
+#: the warm service answers, then imports no model module
 KIND_LABEL = {
     "user": "user",
     "assistant": "assistant",
