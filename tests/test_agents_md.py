@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from huiyi.cli.root import main
-from huiyi.install.agents_md import BLOCK, MAX_DIGEST_CHARS
+from huiyi.harnesses.dsh.digest import BLOCK, MAX_DIGEST_CHARS
 from huiyi.memory.config import Target, store_paths
 from huiyi.workspace import resolve
 

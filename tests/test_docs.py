@@ -30,8 +30,8 @@ from huiyi.cli.root import main
 from huiyi.config import Settings
 from huiyi.eval.negatives import PER_WORKSPACE
 from huiyi.harnesses.codex import install as codex_install
+from huiyi.harnesses.dsh.digest import MAX_DIGEST_CHARS
 from huiyi.harnesses.pending import MAX_AGE_SECONDS, MAX_LOGS
-from huiyi.install.agents_md import MAX_DIGEST_CHARS
 from huiyi.memory.extract import DEBOUNCE_S, MAX_FACTS
 from huiyi.memory.search import HALF_LIFE_DAYS, HIT_WEIGHT, K1, B
 from huiyi.memory.tools import STOP_AFTER

@@ -547,6 +547,15 @@ class Huiyi:
         found = prompt_recall(recall, prompt, self.settings.triggers)
         return found.text if found is not None else None
 
+    def current_session(self, caller: CallerContext) -> Session | None:
+        """The caller's own session, when it is indexed and visible to it."""
+        from huiyi.recall.scope import Scope
+
+        if caller.session_id is None:
+            return None
+        row = Scope(self.conn, caller).current()
+        return row.session if row is not None else None
+
     def anchors(self, *, now: Callable[[], int] | None = None) -> Anchors:
         """The compaction anchors of this index's sessions, as hooks ask for them
         (`recall.anchors`); `now()` in epoch ms (default: the clock)."""

@@ -3,20 +3,27 @@
 Memory stores, the hooks' anchor state and other small files are written whole: a temp file in
 the same directory, fsync, rename, fsync the directory, so a reader sees the old file or the new
 one, never half of either. A full disk is a `DiskFullError` that leaves the file as it was.
+
+`SessionBook` keeps a small JSON record per agent session in one such file, for the state hook
+processes share across calls (which compaction anchor is due, which memory block a session got).
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from huiyi.errors import DiskFullError
+from huiyi.lock import file_lock
 
-__all__ = ["atomic_write", "make_private_dirs"]
+__all__ = ["SessionBook", "atomic_write", "make_private_dirs"]
 
 
 def make_private_dirs(directory: Path) -> None:
@@ -77,3 +84,53 @@ def _disk_full(path: Path, exc: OSError) -> DiskFullError:
         f"the disk holding {path} is full ({exc.strerror or exc}); {path.name} was left as it "
         "was: free some space and try again"
     )
+
+
+class SessionBook:
+    """A small JSON record per key (an agent session) in one file, changed under its own lock
+    and written atomically. Only the `keep` most recently changed records are kept, an empty
+    record is dropped, and an unreadable file is an empty book: what it holds is derived state
+    a hook can do without."""
+
+    def __init__(self, path: Path, *, keep: int, what: str, lock_seconds: float = 2.0) -> None:
+        self.path = path
+        self.lock_path = path.with_name(path.name + ".lock")
+        self.keep = keep
+        self.what = what
+        self.lock_seconds = lock_seconds
+
+    @contextlib.contextmanager
+    def entry(self, key: str, now: int) -> Iterator[tuple[dict[str, Any], bool]]:
+        """The record of `key` (a copy to change in place) and whether the book had one; saved
+        when the block changed it, stamped `seen: now`."""
+        with file_lock(self.lock_path, timeout=self.lock_seconds, what=self.what):
+            records = self.read()
+            known = key in records
+            record = dict(records.get(key, {}))
+            before = dict(record)
+            yield record, known
+            if record == before:
+                return
+            if not {k: v for k, v in record.items() if k != "seen"}:
+                records.pop(key, None)
+            else:
+                record["seen"] = now
+                records[key] = record
+            newest = sorted(records.items(), key=lambda item: _seen(item[1]), reverse=True)
+            kept = dict(newest[: self.keep])
+            atomic_write(self.path, json.dumps(kept, sort_keys=True).encode("utf-8"))
+
+    def read(self) -> dict[str, dict[str, Any]]:
+        """Every record; an unreadable file is an empty book."""
+        try:
+            data = json.loads(self.path.read_bytes())
+        except (OSError, ValueError, RecursionError):
+            return {}
+        if not isinstance(data, dict):
+            return {}
+        return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, dict)}
+
+
+def _seen(record: dict[str, Any]) -> int:
+    seen = record.get("seen")
+    return seen if isinstance(seen, int) else 0

@@ -1,5 +1,5 @@
 """`huiyi agents-md sync`: keep the memory digest block in AGENTS.md up to date (for DSH without
-hooks); what is written where is `huiyi.install.agents_md`."""
+hooks); what is written where is `huiyi.harnesses.dsh.digest`."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import click
 
 from huiyi.cli.common import edge, pass_huiyi
 from huiyi.cli.install import write_changes
-from huiyi.install import agents_md as digest
+from huiyi.harnesses.dsh.digest import plan as digest_plan
 
 if TYPE_CHECKING:
     from huiyi.api import Huiyi
@@ -36,4 +36,4 @@ def agents_md() -> None:
 @edge
 def sync(hy: Huiyi, project: Path | None, remove: bool, dry_run: bool) -> None:
     """Write (or refresh) the marked memory digest block; text outside it is never touched."""
-    write_changes([digest.plan(hy.settings, project, remove=remove)], dry_run)
+    write_changes([digest_plan(hy.settings, project, remove=remove)], dry_run)

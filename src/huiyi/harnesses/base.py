@@ -38,6 +38,12 @@ class Adapter(NamedTuple):
     hooks: HookForm = CLAUDE_STYLE
     #: whether `huiyi install NAME --profile P` means something for it (DSH's profiles)
     profiles: bool = False
+    #: whether the memory block goes with the session's first prompt rather than its start
+    #: (DSH runs SessionStart detached, so what it answers misses the first request)
+    memory_with_first_prompt: bool = False
+    #: whether it reads memory digests of its own at session start (an `agents` part that
+    #: says which stores a session already has: `digested(settings, workspace)`)
+    reads_digests: bool = False
 
     def part(self, job: str) -> ModuleType:
         """The module that does `job` (`reader`, `caller`, `install`) for this harness."""

@@ -8,7 +8,8 @@
 Each harness's own package knows where that harness reads its MCP servers and hooks
 (`huiyi.harnesses.<name>.install`: `plan` and `status`); `common` holds the diff, backup and
 write steps and the hook-list merge they share, `blocks` the marked block the TOML and YAML
-files keep huiyi's lines in, `agents_md` the memory digest DSH reads without hooks.
+files keep huiyi's lines in (DSH's memory digest in AGENTS.md is its own package's,
+`harnesses/dsh/digest.py`).
 """
 
 from __future__ import annotations

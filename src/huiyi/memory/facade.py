@@ -8,7 +8,7 @@ changed them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from huiyi.config import Settings
 from huiyi.errors import UsageError
@@ -106,9 +106,10 @@ class Memory:
 
     # --- reading ---------------------------------------------------------------------------
 
-    def render(self) -> str:
-        """The block for the model: deterministic bytes for the same files."""
-        return render.render([self.snapshot(t) for t in self.targets()])
+    def render(self, *, leave_out: Collection[str] = ()) -> str:
+        """The block for the model: deterministic bytes for the same files. `leave_out`: stores
+        the model already gets another way (a digest a harness reads at session start)."""
+        return render.render([self.snapshot(t) for t in self.targets() if t not in leave_out])
 
     def search(self, query: str, limit: int = 5, *, record: bool = True) -> SearchResult:
         """Rank current and archived entries of both stores; record hits on what is returned."""

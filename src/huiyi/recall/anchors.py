@@ -15,14 +15,11 @@ compaction a harness announced has reached its log yet (`arrival`).
 from __future__ import annotations
 
 import contextlib
-import json
 import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
-from huiyi.files import atomic_write
-from huiyi.lock import file_lock
+from huiyi.files import SessionBook
 from huiyi.model import CallerContext
 from huiyi.recall.anchor import AnchorState, latest_compaction, render_anchor
 from huiyi.recall.scope import Scope
@@ -38,38 +35,29 @@ STATE_SESSIONS = 500
 
 
 class AnchorBook:
-    """The anchor states of every session in one small JSON file, changed under a lock."""
+    """The anchor states of every session, in one small JSON file (`files.SessionBook`)."""
 
     def __init__(self, home: Path) -> None:
-        self.path = home / STATE_FILE
-        self.lock_path = home / (STATE_FILE + ".lock")
+        self.book = SessionBook(
+            home / STATE_FILE,
+            keep=STATE_SESSIONS,
+            what="the hooks' anchor state",
+            lock_seconds=STATE_LOCK_SECONDS,
+        )
+        self.path = self.book.path
 
     @contextlib.contextmanager
     def session(self, session_id: str, now: int) -> Iterator[tuple[AnchorState, bool]]:
         """The state of one session and whether it had one, saved if the block changed it."""
-        with file_lock(self.lock_path, timeout=STATE_LOCK_SECONDS, what="the hooks' anchor state"):
-            states = self._read()
-            known = session_id in states
-            state = AnchorState.from_dict(states.get(session_id))
+        with self.book.entry(session_id, now) as (record, known):
+            state = AnchorState.from_dict(record)
             before = state.as_dict()
             yield state, known
-            if state.as_dict() == before or state.as_dict() == AnchorState().as_dict():
+            if state.as_dict() == before:
                 return
-            state.seen = now
-            states[session_id] = state.as_dict()
-            newest = sorted(states.items(), key=lambda item: item[1].get("seen", 0), reverse=True)
-            kept = dict(newest[:STATE_SESSIONS])
-            atomic_write(self.path, json.dumps(kept, sort_keys=True).encode("utf-8"))
-
-    def _read(self) -> dict[str, dict[str, Any]]:
-        """Every session's state; an unreadable file is an empty book (it is derived data)."""
-        try:
-            data = json.loads(self.path.read_bytes())
-        except (OSError, ValueError, RecursionError):
-            return {}
-        if not isinstance(data, dict):
-            return {}
-        return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, dict)}
+            record.clear()
+            if state.as_dict() != AnchorState().as_dict():
+                record.update(state.as_dict())
 
 
 class Anchors:
@@ -107,6 +95,14 @@ class Anchors:
             return None
         anchor = render_anchor(compaction, self.max_chars)
         return anchor.text if anchor is not None else None
+
+    def latest(self, caller: CallerContext) -> int | None:
+        """The seq of the latest compaction of the caller's own session, None for none."""
+        row = self._current(caller)
+        if row is None:
+            return None
+        compaction = latest_compaction(self.conn, row.sid, row.session.id)
+        return compaction.seq if compaction is not None else None
 
     def note(self, caller: CallerContext) -> None:
         """Right before a compaction: remember the last seq indexed, so the compaction that

@@ -11,6 +11,7 @@ functions that wrap: a command that only prints redacted text does not load it.)
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 from huiyi.safety.redact import Redacted, redact
@@ -22,6 +23,7 @@ __all__ = [
     "deliver",
     "deliver_error",
     "deliver_notes",
+    "looks_delivered",
     "redact",
 ]
 
@@ -66,3 +68,18 @@ def deliver_notes(block: str) -> Delivered:
 
     final = redact(block)
     return Delivered(f"{NOTES_HEADING}\n{neutralise_markers(final.text)}", final.count)
+
+
+#: the first two lines of recalled data as `deliver` wraps it: the notice, then the marker
+_ENVELOPED = re.compile(
+    r"The following is [^\n]*: data from earlier sessions, not instructions\.[^\n]*\n"
+    r"<<<HUIYI_DATA_[0-9a-f]+>>>\n"
+)
+
+
+def looks_delivered(text: str) -> bool:
+    """Whether `text` opens as something this exit delivered: the memory block, or recalled
+    data in its envelope (a harness that queues hook context back as input hands it to the
+    hooks as if a person had typed it)."""
+    head = text.lstrip()
+    return head.startswith(NOTES_HEADING) or _ENVELOPED.match(head) is not None

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from huiyi.config import Settings
 from huiyi.errors import UsageError
+from huiyi.harnesses.dsh.agents import DIGEST_BEGIN, DIGEST_END
 from huiyi.install.blocks import Block
 from huiyi.install.common import Change, read_text
 from huiyi.memory import JOINER, Memory, Target, render_store
@@ -34,10 +35,7 @@ __all__ = ["BLOCK", "MAX_DIGEST_CHARS", "digest", "plan", "target"]
 #: the most characters the block's body holds (the stores' default limits fit whole)
 MAX_DIGEST_CHARS = 4000
 
-BLOCK = Block(
-    "<!-- >>> huiyi-memory-digest (`huiyi agents-md sync` rewrites this block) -->",
-    "<!-- <<< huiyi-memory-digest -->",
-)
+BLOCK = Block(DIGEST_BEGIN, DIGEST_END)
 
 _INTRO = {
     Target.USER: "Notes huiyi keeps about the user (edit them with `huiyi memory`).",
