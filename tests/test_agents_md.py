@@ -11,6 +11,7 @@ from click.testing import CliRunner, Result
 
 from huiyi.cli.root import main
 from huiyi.harnesses.dsh.digest import BLOCK, MAX_DIGEST_CHARS
+from huiyi.install.common import backups_of
 from huiyi.memory.config import Target, store_paths
 from huiyi.workspace import resolve
 
@@ -160,7 +161,8 @@ def test_remove_deletes_a_file_that_held_only_the_block_and_sync_backs_up(
     first = path.read_bytes()
     remember("Lint with ruff.", target="memory", workspace=project)
     out = run("agents-md", "sync", "--project", str(project)).output
-    (backup,) = project.glob("AGENTS.local.md.huiyi-backup-*")
+    assert not list(project.glob("AGENTS.local.md.huiyi-backup-*"))  # the project gets none
+    (backup,) = backups_of(isolated_home / ".huiyi" / "backups", path)
     assert backup.read_bytes() == first and str(backup) in out
     assert resolve(project) == str(project)
     assert run("agents-md", "sync", "--project", str(project), "--remove").exit_code == 0

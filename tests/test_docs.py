@@ -32,6 +32,7 @@ from huiyi.eval.negatives import PER_WORKSPACE
 from huiyi.harnesses.codex import install as codex_install
 from huiyi.harnesses.dsh.digest import MAX_DIGEST_CHARS
 from huiyi.harnesses.pending import MAX_AGE_SECONDS, MAX_LOGS
+from huiyi.install.common import BACKUPS_KEPT
 from huiyi.memory.extract import DEBOUNCE_S, MAX_FACTS
 from huiyi.memory.search import HALF_LIFE_DAYS, HIT_WEIGHT, K1, B
 from huiyi.memory.tools import STOP_AFTER
@@ -375,6 +376,7 @@ CLAIMS = [
     claim("docs/hooks.md", r"passes (\d+) KiB", hook_front.LOG_MAX_BYTES / 1024),
     claim("docs/hooks.md", r"`maxInjectChars` \(([\d,]+) by default\)", INJECT_DEFAULT),
     claim("docs/install.md", r"It holds at most ([\d,]+) characters", MAX_DIGEST_CHARS),
+    claim("docs/install.md", r"The newest (\d+) backups of each file are kept", BACKUPS_KEPT),
     claim(
         "docs/install.md",
         r"`startup_timeout_sec = (\d+)`, `tool_timeout_sec = (\d+)`",

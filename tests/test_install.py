@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -20,6 +21,7 @@ from ruamel.yaml import YAML
 
 from huiyi.cli.root import main
 from huiyi.harnesses.codex.install import trust_hash
+from huiyi.install.common import BACKUPS_KEPT, backups_of
 
 CLAUDE_EVENTS = ["SessionStart", "UserPromptSubmit", "PreCompact", "Stop"]
 DSH_EVENTS = ["SessionStart", "UserPromptSubmit", "Stop"]
@@ -35,7 +37,8 @@ def snapshot(root: Path) -> dict[str, bytes]:
 
 
 def backups(path: Path) -> list[Path]:
-    return sorted(path.parent.glob(f"{path.name}.huiyi-backup-*"))
+    """The backups `huiyi install` kept of `path`, under HUIYI_HOME."""
+    return backups_of(Path(os.environ["HUIYI_HOME"]) / "backups", path)
 
 
 def huiyi_hooks(hooks: dict[str, Any], harness: str) -> dict[str, str]:
@@ -419,3 +422,16 @@ def test_doctor_shows_what_is_installed_where(isolated_home: Path) -> None:
     assert notes and "stop" in notes[0] and "huiyi install codex" in notes[0]
     text = run("doctor").output
     assert "codex        MCP yes" in text and "claude-code  MCP no" in text
+
+
+def test_backups_stay_under_huiyi_home_and_do_not_pile_up(isolated_home: Path) -> None:
+    settings_path = isolated_home / ".claude" / "settings.json"
+    write_json(settings_path, PERSON_SETTINGS)
+    for _ in range(BACKUPS_KEPT + 3):
+        assert run("install", "claude-code").exit_code == 0
+        assert run("install", "claude-code", "--uninstall").exit_code == 0
+    kept = backups(settings_path)
+    assert 1 <= len(kept) <= BACKUPS_KEPT
+    assert all((isolated_home / ".huiyi" / "backups") in p.parents for p in kept)
+    assert not list(settings_path.parent.glob("*.huiyi-backup-*"))  # none beside the file
+    assert all(p.stat().st_mode & 0o077 == 0 for p in kept)  # a harness's tokens stay its owner's

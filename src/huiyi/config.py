@@ -260,6 +260,11 @@ class Settings(NamedTuple):
         return self.home / "index.lock"
 
     @property
+    def backups_path(self) -> Path:
+        """Where `huiyi install` and `huiyi agents-md sync` keep the files they replaced."""
+        return self.home / "backups"
+
+    @property
     def config_path(self) -> Path:
         return self.home / CONFIG_FILE
 

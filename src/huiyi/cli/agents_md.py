@@ -36,4 +36,6 @@ def agents_md() -> None:
 @edge
 def sync(hy: Huiyi, project: Path | None, remove: bool, dry_run: bool) -> None:
     """Write (or refresh) the marked memory digest block; text outside it is never touched."""
-    write_changes([digest_plan(hy.settings, project, remove=remove)], dry_run)
+    write_changes(
+        [digest_plan(hy.settings, project, remove=remove)], dry_run, hy.settings.backups_path
+    )

@@ -7,6 +7,7 @@ what is installed where is `cli.doctor`.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -31,15 +32,15 @@ def _env_pairs(pairs: tuple[str, ...]) -> dict[str, str]:
     return out
 
 
-def write_changes(changes: list[Change], dry_run: bool) -> None:
-    """Show `changes` as a diff (`dry_run`), or write them, backups first."""
-    """Show the diff (--dry-run) or write the changes, one line per file either way."""
+def write_changes(changes: list[Change], dry_run: bool, backups: Path) -> None:
+    """Show `changes` as a diff (`dry_run`), or write them, their backups under `backups`
+    first; one line per file either way."""
     if dry_run:
         shown = diff(changes)
         click.echo(shown or "nothing to change", nl=not shown)
         click.echo("(--dry-run: nothing was written)")
         return
-    done = {w.path: w for w in apply(changes)}
+    done = {w.path: w for w in apply(changes, backups=backups)}
     for change in changes:
         written = done.get(change.path)
         if written is None:
@@ -77,6 +78,6 @@ def install(
     """Write huiyi's MCP server and hooks into a harness's config (idempotent, with backups)."""
     launch = Launch.current(hy.settings, _env_pairs(env))
     changes = plan(harness, hy.settings, launch, uninstall=uninstall, profile=profile)
-    write_changes(changes, dry_run)
+    write_changes(changes, dry_run, hy.settings.backups_path)
     if not dry_run and not uninstall:
         click.echo(f"huiyi runs as: {' '.join(launch.mcp_argv())}")

@@ -4,7 +4,8 @@ command line a harness runs, and the Claude-Code-style hook lists three harnesse
 An installer never writes while it plans. `plan` functions read the files, parse them (a file
 that does not parse is refused with a `UsageError`, so the CLI exits 2 and writes nothing), and
 return `Change`s: the text before and after. `apply` then writes each changed file atomically,
-after copying the old one to `FILE.huiyi-backup-<YYYYmmdd-HHMMSS>` next to it, and only if the
+after copying the old one to `FILE.huiyi-backup-<YYYYmmdd-HHMMSS>` under HUIYI_HOME/backups, and
+only if the
 file still holds the text the plan read (a harness rewriting its own config meanwhile makes
 the install stop instead of losing that write). `diff` shows the same changes as a unified
 diff for `--dry-run`. Running an install twice plans no change the second time.
@@ -17,6 +18,7 @@ the MCP server named `huiyi`, DSH rows with huiyi's ids, and hooks whose command
 from __future__ import annotations
 
 import difflib
+import hashlib
 import json
 import os
 import re
@@ -31,14 +33,18 @@ from typing import Any
 
 from huiyi.config import Settings
 from huiyi.errors import HuiyiError, UsageError
+from huiyi.files import make_private_dirs
 
 __all__ = [
+    "BACKUPS_KEPT",
     "BACKUP_INFIX",
     "Change",
     "HookSpec",
     "Launch",
     "Status",
     "apply",
+    "backup_dir",
+    "backups_of",
     "command_hook",
     "diff",
     "dump_json",
@@ -51,8 +57,10 @@ __all__ = [
     "set_or_drop",
 ]
 
-#: a backup is `<file><BACKUP_INFIX><YYYYmmdd-HHMMSS>` next to the file it copies
+#: a backup is `<file><BACKUP_INFIX><YYYYmmdd-HHMMSS>`, kept under HUIYI_HOME (`backup_dir`)
 BACKUP_INFIX = ".huiyi-backup-"
+#: backups kept per file, the newest: an install run again and again leaves no pile
+BACKUPS_KEPT = 5
 
 #: a hook command that runs `huiyi hook ...` (`/path/huiyi hook`, `python -m huiyi hook`)
 _HUIYI_HOOK = re.compile(r"(?:^|[\s/'\"])huiyi['\"]?\s+hook\s")
@@ -273,9 +281,25 @@ class Written:
     backup: Path | None
 
 
-def apply(changes: Sequence[Change], *, now: datetime | None = None) -> list[Written]:
-    """Write every changed file (backup first); a file that changed since the plan read it
-    stops the install before anything is written."""
+def backup_dir(backups: Path, path: Path) -> Path:
+    """Where the backups of `path` go: a folder of its own under `backups` (HUIYI_HOME's),
+    named by the file and a digest of where it is, so two `settings.json` never meet."""
+    where = hashlib.sha256(str(path.absolute()).encode("utf-8")).hexdigest()[:10]
+    return backups / f"{path.name}-{where}"
+
+
+def backups_of(backups: Path, path: Path) -> list[Path]:
+    """The backups of `path` kept under `backups`, oldest first."""
+    return sorted(backup_dir(backups, path).glob(f"{path.name}{BACKUP_INFIX}*"))
+
+
+def apply(
+    changes: Sequence[Change], *, backups: Path, now: datetime | None = None
+) -> list[Written]:
+    """Write every changed file (a backup of the old one first, under `backups`, the newest
+    `BACKUPS_KEPT` of each file kept); a file that changed since the plan read it stops the
+    install before anything is written. Backups live in HUIYI_HOME, not beside the files: a
+    project or `~/.dsh` gets no copies of the memory digest or of a harness's tokens."""
     todo = [c for c in changes if c.changed]
     for change in todo:
         if read_text(change.path) != change.before:
@@ -286,7 +310,7 @@ def apply(changes: Sequence[Change], *, now: datetime | None = None) -> list[Wri
     stamp = (now or datetime.now()).strftime("%Y%m%d-%H%M%S")
     done = []
     for change in todo:
-        backup = _backup(change.path, stamp) if change.before is not None else None
+        backup = _backup(change.path, stamp, backups) if change.before is not None else None
         if change.after is None:
             change.path.unlink()
             done.append(Written(change.path, "deleted", backup))
@@ -296,14 +320,19 @@ def apply(changes: Sequence[Change], *, now: datetime | None = None) -> list[Wri
     return done
 
 
-def _backup(path: Path, stamp: str) -> Path:
-    target = path.with_name(f"{path.name}{BACKUP_INFIX}{stamp}")
+def _backup(path: Path, stamp: str, backups: Path) -> Path:
+    folder = backup_dir(backups, path)
+    make_private_dirs(folder)
+    target = folder / f"{path.name}{BACKUP_INFIX}{stamp}"
     n = 1
     while target.exists():
         n += 1
-        target = path.with_name(f"{path.name}{BACKUP_INFIX}{stamp}-{n}")
-    target.write_bytes(path.read_bytes())
-    os.chmod(target, path.stat().st_mode & 0o777)
+        target = folder / f"{path.name}{BACKUP_INFIX}{stamp}-{n}"
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(path.read_bytes())
+    for old in backups_of(backups, path)[:-BACKUPS_KEPT]:
+        old.unlink(missing_ok=True)
     return target
 
 
