@@ -3,13 +3,16 @@ index."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner, Result
 
 from huiyi import Huiyi
 from huiyi.cli.root import main
+from huiyi.transports.hook_command import run as run_hook
 from tests.builders import claude as cc
 from tests.builders import dsh
 
@@ -67,3 +70,29 @@ def test_an_empty_index_gets_the_demo(isolated_home: Path) -> None:
     assert "bundled demo history" in out
     listed = json.loads(run("sessions", "--all", "--json").output)
     assert listed and {s["workspace"] for s in listed} == {"/demo/acme-api"}
+
+
+def test_doctor_tells_hooks_installed_from_hooks_that_ran(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Installed is not working: a hook that never ran is named, one that ran says when and
+    what it answered."""
+    monkeypatch.setenv("HUIYI_SERVICE", "off")
+    runner = CliRunner()
+    assert runner.invoke(main, ["install", "claude-code"]).exit_code == 0
+
+    def installed() -> dict[str, object]:
+        result = runner.invoke(main, ["doctor", "--json"])
+        claude: dict[str, object] = json.loads(result.output)["installed"]["claude-code"]
+        return claude
+
+    before = installed()
+    assert before["ran"] == {}
+    assert any("installed but never ran: SessionStart" in n for n in before["notes"])
+    payload = json.dumps({"session_id": "s1", "cwd": str(isolated_home)}).encode()
+    assert run_hook("claude-code", "SessionStart", io.BytesIO(payload), io.StringIO()) == 0
+    after = installed()
+    assert after["ran"]["SessionStart"]["answered"] == "nothing"
+    assert not any("SessionStart" in n for n in after["notes"])
+    text = runner.invoke(main, ["doctor"]).output
+    assert "ran   SessionStart" in text and "never ran: UserPromptSubmit" in text

@@ -41,8 +41,9 @@ def make_private_dirs(directory: Path) -> None:
 _NO_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT})
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Replace `path` with `data`: temp file in the same directory, fsync, rename, fsync dir.
+def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Replace `path` with `data`: temp file in the same directory, fsync, rename, fsync dir
+    (`durable=False` leaves out both fsyncs, for a record that may be lost in a crash).
 
     A full disk (`ENOSPC`, `EDQUOT`, from creating, writing or syncing the temp file) is a
     `DiskFullError`, and `path` is left exactly as it was: the temp file is removed, never
@@ -60,7 +61,8 @@ def atomic_write(path: Path, data: bytes) -> None:
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]
-            os.fsync(fd)
+            if durable:
+                os.fsync(fd)
         finally:
             os.close(fd)
         os.replace(tmp, path)
@@ -70,7 +72,7 @@ def atomic_write(path: Path, data: bytes) -> None:
         if isinstance(exc, OSError) and exc.errno in _NO_SPACE:
             raise _disk_full(path, exc) from exc
         raise
-    if sys.platform != "win32":
+    if durable and sys.platform != "win32":
         dir_fd = os.open(path.parent, os.O_RDONLY)
         try:
             os.fsync(dir_fd)
@@ -92,8 +94,18 @@ class SessionBook:
     record is dropped, and an unreadable file is an empty book: what it holds is derived state
     a hook can do without."""
 
-    def __init__(self, path: Path, *, keep: int, what: str, lock_seconds: float = 2.0) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        keep: int,
+        what: str,
+        lock_seconds: float = 2.0,
+        durable: bool = True,
+    ) -> None:
+        """`durable=False`: writes are not synced to disk (a record a crash may lose)."""
         self.path = path
+        self.durable = durable
         self.lock_path = path.with_name(path.name + ".lock")
         self.keep = keep
         self.what = what
@@ -118,7 +130,8 @@ class SessionBook:
                 records[key] = record
             newest = sorted(records.items(), key=lambda item: _seen(item[1]), reverse=True)
             kept = dict(newest[: self.keep])
-            atomic_write(self.path, json.dumps(kept, sort_keys=True).encode("utf-8"))
+            data = json.dumps(kept, sort_keys=True).encode("utf-8")
+            atomic_write(self.path, data, durable=self.durable)
 
     def read(self) -> dict[str, dict[str, Any]]:
         """Every record; an unreadable file is an empty book."""

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from huiyi.cli.common import FileProgress, clean_errors, emit_json, pass_huiyi, safe
+from huiyi.text.dates import when
 
 if TYPE_CHECKING:
     from huiyi.api import Huiyi
@@ -111,10 +112,28 @@ def _print_doctor(report: dict[str, Any]) -> None:
 
 
 def _installed_report(hy: Huiyi) -> dict[str, Any]:
-    """The `installed` part of `huiyi doctor --json`."""
+    """The `installed` part of `huiyi doctor --json`: per harness what is installed where, and
+    when each of its hooks last ran (`ran`: event -> {at, answered}); a hook installed that
+    never ran is named in `notes`, since installed is not working (DSH, for one, runs hook
+    commands in its sandboxed shell and refuses them where it has no sandbox)."""
     from huiyi.install import statuses
+    from huiyi.transports.hook_command import last_runs
 
-    return {name: status.as_dict() for name, status in statuses(hy.settings).items()}
+    runs = last_runs(hy.settings)
+    report = {}
+    for name, status in statuses(hy.settings).items():
+        entry = status.as_dict()
+        ran = runs.get(name, {})
+        entry["ran"] = ran
+        silent = [event for event in status.hooks if event not in ran]
+        if silent:
+            entry["notes"] = [
+                *entry["notes"],
+                f"installed but never ran: {', '.join(silent)} (see docs/install.md, "
+                "'When hooks do not run')",
+            ]
+        report[name] = entry
+    return report
 
 
 def _print_installed(report: dict[str, Any]) -> None:
@@ -123,5 +142,10 @@ def _print_installed(report: dict[str, Any]) -> None:
         hooks = ", ".join(s["hooks"]) or "no"
         click.echo(f"  {name:<12} MCP {'yes' if s['mcp'] else 'no':<4} {s['mcp_path']}")
         click.echo(f"  {'':<12} hooks {hooks}  {s['hooks_path']}")
+        if s["ran"]:
+            last = ", ".join(
+                f"{event} {when(ran['at'])} ({ran['answered']})" for event, ran in s["ran"].items()
+            )
+            click.echo(f"  {'':<12} ran   {last}")
         for note in s["notes"]:
             click.echo(f"  {'':<12} ! {note}")
