@@ -325,3 +325,53 @@ def test_probe_never_reads_outside_the_callers_workspace(hy: Huiyi) -> None:
     probe = HistoryProbe(hy.conn, CallerContext(WS, "new"))
     decision = decide("上次那个 max_poll_records 调到多少", DEFAULT_TRIGGERS, probe)
     assert decision.kind is None
+
+
+def test_continue_after_small_talk_is_a_new_session_and_brings_the_previous_topic(
+    hy: Huiyi, isolated_home: Path
+) -> None:
+    """A session whose only earlier turns are a greeting has no topic of its own yet: "继续"
+    there resumes the workspace's previous work, as in a new session."""
+    chat = write_history(
+        isolated_home / "chat.jsonl",
+        _session("greeted", WS, "你好", 9, [user("你好"), assistant("你好！有什么可以帮你？")]),
+    )
+    hy.index(jsonl=[chat])
+    out = prompt_recall(recall_for(hy, "greeted"), "继续", DEFAULT_TRIGGERS)
+    assert out is not None and "avro migration of the invoice topic" in out.text
+
+
+def test_a_previous_session_of_small_talk_is_no_topic_to_resume(
+    hy: Huiyi, isolated_home: Path
+) -> None:
+    chat = write_history(
+        isolated_home / "chat.jsonl",
+        _session("hello", WS, "hi", 9, [user("hi there, thanks!"), assistant("Hello!")]),
+    )
+    hy.index(jsonl=[chat])
+    out = prompt_recall(recall_for(hy, "fresh"), "我重启了，继续", DEFAULT_TRIGGERS)
+    assert out is not None and "end of session hello" not in out.text
+    assert "avro migration of the invoice topic" in out.text
+
+
+@pytest.mark.parametrize(
+    ("message", "task"),
+    [
+        ("你好", False),
+        ("Hi! thanks.", False),
+        ("ok，好的，谢谢", False),
+        ("在吗？", False),
+        ("继续", False),
+        ("hello, 继续", False),
+        ("你好，帮我看一下 redis 超时", True),
+        ("hi, can you fix the flaky test?", True),
+        ("add a unit test", True),
+        ("继续执行会报错吗", True),
+    ],
+)
+def test_task_content_is_anything_beyond_small_talk_and_process_commands(
+    message: str, task: bool
+) -> None:
+    from huiyi.recall.gate import has_task
+
+    assert has_task(message) is task

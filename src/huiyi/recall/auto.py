@@ -31,7 +31,7 @@ from collections.abc import Sequence
 
 from huiyi.config import Trigger
 from huiyi.model import CONVERSATION_KINDS, Event, Kind, Surface, kinds_to_read
-from huiyi.recall.gate import Decision, Evidence, Fire, Fragment, decide, joined
+from huiyi.recall.gate import Decision, Evidence, Fire, Fragment, decide, has_task, joined
 from huiyi.recall.render import clean, one_line, when
 from huiyi.recall.scope import CallerContext, Scope
 from huiyi.recall.tools import Recall
@@ -221,25 +221,32 @@ def previous_topic(recall: Recall) -> Delivered | None:
         if row.session.id == recall.ctx.session_id:
             continue
         tail = _last_exchanges(recall.conn, row)
-        if tail:
+        if tail and _task_in(recall.conn, row):
             return _render_topic(recall, row, tail)
     return None
 
 
+def _task_in(conn: sqlite3.Connection, row: SessionRow) -> bool:
+    """Whether a human message of the session has task content (small talk is no topic)."""
+    return any(
+        has_task(e.text)
+        for e in queries.events(conn, row.sid, row.session.id, kinds=(Kind.USER.value,))
+        if not e.injected and not is_own_output(e.text)
+    )
+
+
 def _earlier_human_message(conn: sqlite3.Connection, row: SessionRow) -> bool:
-    """Whether the session has a human message before the prompt being answered (which the
-    harness may or may not have logged yet): two, or one that is not the last event."""
+    """Whether the session has a human message with task content (`gate.has_task`: small talk
+    and process commands do not count) before the prompt being answered, which the harness
+    may or may not have logged yet: two, or one that is not the last event."""
     humans = [
         e
         for e in queries.events(conn, row.sid, row.session.id, kinds=(Kind.USER.value,))
         if not e.injected and not is_own_output(e.text)
     ]
-    if len(humans) >= 2:
-        return True
-    if not humans:
-        return False
     last = next(iter(queries.events(conn, row.sid, row.session.id, newest_first=True, limit=1)))
-    return last.seq != humans[0].seq
+    earlier = [e for e in humans if e.seq != last.seq] if humans else []
+    return any(has_task(e.text) for e in earlier)
 
 
 def _last_exchanges(conn: sqlite3.Connection, row: SessionRow) -> list[Event]:

@@ -42,6 +42,7 @@ __all__ = [
     "Probe",
     "decide",
     "fragment_of",
+    "has_task",
 ]
 
 
@@ -233,7 +234,10 @@ _PROCESS = tuple((name, re.compile(pattern)) for name, pattern in PROCESS_PHRASE
 _FILLER = re.compile(
     r"(?:ok|okay|k|hi|hello|hey|yo|alright|all right|right|yes|yeah|yep|sure|cool|great|good"
     r"|thanks|thank you|please|pls|now|so|well|i'?m back|im back|back again|we'?re back"
-    r"|(?:hi|hey|hello|ok|okay) again"
+    r"|(?:hi|hey|hello|ok|okay) (?:again|there|all|everyone|team|friend|buddy|mate)"
+    r"|good (?:morning|afternoon|evening|day)|morning|thanks (?:a lot|again|so much)"
+    r"|thank you (?:very much|so much|again)|many thanks|cheers|no worries|nice|awesome"
+    r"|你好啊|你好呀|大家好|早安|晚上好|下午好|中午好|谢谢你|谢了|多谢|感谢|没问题|收到|在不在|在么"
     r"|好|好的|好吧|好嘞|行|行吧|可以|嗯|嗯嗯|哦|那|那么|你好|您好|哈喽|嗨|早|早上好|谢谢|辛苦了"
     r"|我回来了|回来了|我又来了|在吗|开始吧|来吧|go"
     r"|claude code|claude|codex|dsh|vs ?code|cursor|终端|电脑)"
@@ -266,6 +270,24 @@ def _process(folded: str) -> str | None:
         elif not _FILLER.fullmatch(clause):
             return None
     return found
+
+
+def has_task(message: str) -> bool:
+    """Whether a human message asks or says anything of the work: a clause that is neither
+    small talk (a greeting, thanks, "ok", "在吗") nor a process command ("继续"). A session whose
+    messages have none is a new session as far as resuming goes: "继续" after "你好" brings
+    the previous topic, not nothing."""
+    folded = unicodedata.normalize("NFKC", message).lower()
+    for clause in _CLAUSE_SPLIT.split(folded):
+        clause = _SPACES.sub(" ", clause).strip()
+        if not clause:
+            continue
+        if _is_cjk(clause):
+            clause = clause.replace(" ", "")
+        if _FILLER.fullmatch(clause) or any(pattern.fullmatch(clause) for _, pattern in _PROCESS):
+            continue
+        return True
+    return False
 
 
 # -- back-references ------------------------------------------------------------------------
