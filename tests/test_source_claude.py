@@ -256,6 +256,32 @@ def test_the_clients_bookkeeping_records_are_passed_over_without_being_counted(
     assert result.skipped == {"unknown-type": 1}  # a type on no list is still counted
 
 
+def test_a_prompt_typed_while_the_model_was_busy_is_indexed_as_the_users(
+    claude_dir: Path, reader: ClaudeReader
+) -> None:
+    records = [
+        cc.user("migrate the orders table"),
+        cc.assistant("running the migration"),
+        cc.queued("also keep a backup of orders_v1", uuid="q-1"),
+        cc.queued([{"type": "text", "text": "and log the row count"}], kind=None, uuid="q-2"),
+        cc.queued("Task 3 finished in the background", kind="task-notification", uuid="q-3"),
+        cc.queued("also keep a backup of orders_v1", uuid="q-1"),  # written twice
+    ]
+    path = cc.write_transcript(claude_dir, CWD, records)
+
+    result = reader.read(path, Cursor())
+
+    events = [(e.kind, e.text, e.injected) for e in result.chunks[0].events]
+    assert events == [
+        (Kind.USER, "migrate the orders table", False),
+        (Kind.ASSISTANT, "running the migration", False),
+        (Kind.USER, "also keep a backup of orders_v1", False),
+        (Kind.USER, "and log the row count", False),
+        (Kind.USER, "Task 3 finished in the background", True),
+    ]
+    assert result.skipped == {}
+
+
 def test_discover_finds_transcripts_in_every_config_dir_and_nothing_else(tmp_path: Path) -> None:
     first, second = tmp_path / "one", tmp_path / "two"
     a = cc.write_transcript(first, CWD, [cc.user("a")])

@@ -157,6 +157,20 @@ def custom_title(title: str) -> Record:
     return {"type": "custom-title", "customTitle": title, "sessionId": SESSION_ID}
 
 
+def queued(prompt: str | list[Block], kind: str | None = "human", uuid: str = "q-1") -> Record:
+    """A prompt typed while the model was busy, as Claude Code 2.1 hands it over mid-turn: a
+    `queued_command` attachment; `kind` is its origin (None: older builds wrote none)."""
+    attachment: Record = {"type": "queued_command", "prompt": prompt, "source_uuid": "src-1"}
+    if kind is not None:
+        attachment["origin"] = {"kind": kind}
+    return {"type": "attachment", "attachment": attachment, "uuid": uuid, "sessionId": SESSION_ID}
+
+
+def mode(name: str = "default") -> Record:
+    """The permission mode in force (written by 2.1.332): no conversation."""
+    return {"type": "mode", "mode": name, "sessionId": SESSION_ID}
+
+
 def bookkeeping() -> list[Record]:
     """One record of each type Claude Code 2.1 writes that holds no conversation (shapes as
     in tests/clients/fixtures/claude-code-2.1.332-transcript.jsonl, contents cut short)."""
@@ -177,6 +191,7 @@ def bookkeeping() -> list[Record]:
         {"type": "api-request", "id": "e4e6", "params": {"model": "claude-x"}, **sid},
         {"type": "tools-used", "tools": ["ToolSearch"], **sid},
         {"type": "cost-state", "totalCostUSD": 0.03, **sid},
+        mode(),
         snapshot(),
     ]
 

@@ -16,6 +16,9 @@ from typing import Any
 
 import pytest
 
+from huiyi.harnesses.claude_code.reader import ClaudeReader
+from huiyi.harnesses.codex.reader import CodexReader
+from huiyi.sources.base import Cursor
 from tests.clients.fake_model import (
     Reply,
     ToolCall,
@@ -135,6 +138,18 @@ def test_claude_wrote_the_transcript(claude: Run) -> None:
     assert tool_uses == ["toolu_01search", "toolu_01huiyi", "toolu_01probe"]
 
 
+def test_huiyi_reads_every_record_type_this_claude_writes(claude: Run) -> None:
+    # the place that catches drift: a record type a new client version adds is either
+    # known bookkeeping or conversation, never counted as unknown
+    (transcript,) = claude.logs
+    result = ClaudeReader([transcript.parents[2]]).read(transcript, Cursor())
+
+    assert result.skipped == {}
+    texts = [e.text for chunk in result.chunks for e in chunk.events]
+    assert PROMPT in texts
+    assert "最近只有这一个会话。Only this session so far." in texts
+
+
 # -- Codex ---------------------------------------------------------------------------------
 
 
@@ -201,3 +216,14 @@ def test_codex_wrote_the_rollout(codex: Run) -> None:
         if r["type"] == "response_item" and r["payload"]["type"] == "function_call"
     ]
     assert calls == [("mcp__huiyi", "session_list"), ("mcp__probe", "echo")]
+
+
+def test_huiyi_reads_every_line_kind_this_codex_writes(codex: Run) -> None:
+    (rollout,) = codex.logs
+    home = next(p.parent for p in rollout.parents if p.name == "sessions")
+    result = CodexReader(home).read(rollout, Cursor())
+
+    assert result.skipped == {}
+    texts = [e.text for chunk in result.chunks for e in chunk.events]
+    assert PROMPT in texts
+    assert "最近只有这一个会话。Only this session so far." in texts

@@ -23,7 +23,9 @@ Titles come from `custom-title` (the user named the session), `ai-title` (Claude
 it) and, in older builds, `summary` records: a custom title wins over an AI title, which wins
 over a summary, and within each kind the latest wins. Many record types are the client's own
 bookkeeping (`_IGNORED`): they are passed over without being counted; a type on neither list
-is counted `unknown-type`.
+is counted `unknown-type`. Of the `attachment` records (the client's context for the model) only
+`queued_command` is conversation: a prompt typed while the model was busy, indexed as the user
+message it is.
 """
 
 from __future__ import annotations
@@ -54,10 +56,10 @@ _IGNORED = frozenset(
         "api-request-blob",
         "api-request-shape",
         "atis-latch",
-        "attachment",
         "cost-state",
         "file-history-snapshot",
         "last-prompt",
+        "mode",
         "progress",
         "queue-operation",
         "tag",
@@ -226,7 +228,12 @@ class _Transcript(FileSession):
                 self.titles_seen.append(title.strip())
                 self.touched = True
             return
-        if rtype in _IGNORED:
+        if rtype == "attachment":
+            queued = _queued_prompt(record)
+            if queued is None:
+                return  # the client's context for the model: reminders, listings, dates
+            record, rtype = queued, "user"
+        elif rtype in _IGNORED:
             return
         if rtype not in ("user", "assistant", "system"):
             self.skipped[UNKNOWN_TYPE] += 1
@@ -351,6 +358,25 @@ class _Reply:
     id: str | None
     uuid: str | None
     blocks: list[str | _ToolUse]
+
+
+def _queued_prompt(record: dict[str, Any]) -> dict[str, Any] | None:
+    """A `queued_command` attachment (a prompt typed while the model was busy, handed to it
+    mid-turn) as the user record it stands for; None for every other attachment.
+
+    Its `origin.kind` tells a person (`human`, or no origin in older builds) from a prompt the
+    client queued itself (a task notification, a peer's message): those are host text."""
+    attachment = record.get("attachment")
+    if not isinstance(attachment, dict) or attachment.get("type") != "queued_command":
+        return None
+    prompt = attachment.get("prompt")
+    if not isinstance(prompt, (str, list)):
+        return None
+    origin = attachment.get("origin")
+    typed = origin is None or (isinstance(origin, dict) and origin.get("kind") == "human")
+    meta = attachment.get("isMeta") is True or record.get("isMeta") is True or not typed
+    message = {"role": "user", "content": prompt}
+    return {**record, "type": "user", "isMeta": meta, "message": message}
 
 
 def _read_user(record: dict[str, Any], message: dict[str, Any]) -> _UserMessage | None:
