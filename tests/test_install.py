@@ -132,11 +132,12 @@ def test_a_second_install_changes_nothing_and_backs_up_nothing(isolated_home: Pa
         assert run("install", harness).exit_code == 0
     before = snapshot(isolated_home)
 
-    for harness in ("claude-code", "codex", "dsh"):
+    files = {"claude-code": 3, "codex": 2, "dsh": 2}  # Claude Code's third: commands/recall.md
+    for harness, count in files.items():
         again = run("install", harness)
         assert again.exit_code == 0
         assert "created" not in again.output and "updated" not in again.output
-        assert again.output.count("unchanged") == 2
+        assert again.output.count("unchanged") == count
     assert snapshot(isolated_home) == before
 
 
@@ -388,6 +389,33 @@ def test_uninstall_removes_the_files_huiyi_created(isolated_home: Path) -> None:
         assert run("install", harness, "--uninstall").exit_code == 0
     left = {p for p in snapshot(isolated_home) if ".huiyi-backup-" not in p}
     assert left == set()
+
+
+def test_claude_code_gets_a_recall_command_that_passes_the_words_on_stdin(
+    isolated_home: Path,
+) -> None:
+    assert run("install", "claude-code").exit_code == 0
+    command = (isolated_home / ".claude" / "commands" / "recall.md").read_text()
+    assert "disable-model-invocation: true" in command  # a person's command, not the model's
+    block = command.split("```!\n", 1)[1].split("```", 1)[0].splitlines()
+    words = shlex.split(block[0].split("<<", 1)[0])
+    assert words[0] == f"HUIYI_HOME={isolated_home / '.huiyi'}"
+    assert words[-5:] == [sys.executable, "-m", "huiyi", "recall", "--stdin"]
+    # the typed words sit alone inside a quoted here-document: no shell expansion reaches them
+    assert block[0].endswith("<<'HUIYI_RECALL_WORDS_END'")
+    assert block[1:] == ["$ARGUMENTS", "HUIYI_RECALL_WORDS_END"]
+
+
+def test_a_persons_own_recall_command_is_never_overwritten_or_removed(
+    isolated_home: Path,
+) -> None:
+    mine = isolated_home / ".claude" / "commands" / "recall.md"
+    mine.parent.mkdir(parents=True)
+    mine.write_text("Recall what I said about $ARGUMENTS\n")
+    assert run("install", "claude-code").exit_code == 0
+    assert mine.read_text() == "Recall what I said about $ARGUMENTS\n"
+    assert run("install", "claude-code", "--uninstall").exit_code == 0
+    assert mine.read_text() == "Recall what I said about $ARGUMENTS\n"
 
 
 def test_uninstall_with_nothing_installed_changes_nothing(isolated_home: Path) -> None:

@@ -142,6 +142,8 @@ def _print_installed(report: dict[str, Any]) -> None:
         hooks = ", ".join(s["hooks"]) or "no"
         click.echo(f"  {name:<12} MCP {'yes' if s['mcp'] else 'no':<4} {s['mcp_path']}")
         click.echo(f"  {'':<12} hooks {hooks}  {s['hooks_path']}")
+        if s["commands"]:
+            click.echo(f"  {'':<12} commands {', '.join(s['commands'])}")
         if s["ran"]:
             last = ", ".join(
                 f"{event} {when(ran['at'])} ({ran['answered']})" for event, ran in s["ran"].items()

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
@@ -14,9 +14,6 @@ from huiyi.cli.common import (
 )
 from huiyi.errors import UsageError
 from huiyi.transports import cli_client
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["recall"]
 
@@ -35,6 +32,13 @@ __all__ = ["recall"]
     "HUIYI_SESSION).",
 )
 @click.option("--limit", default=5, show_default=True, help="How many results (1-20).")
+@click.option(
+    "--stdin",
+    "from_stdin",
+    is_flag=True,
+    help="Read the words from standard input (how a harness's /recall command passes what a "
+    "person typed, never through the shell).",
+)
 @click.pass_obj
 def recall(
     state: CliState,
@@ -42,11 +46,18 @@ def recall(
     workspace: Path | None,
     session_id: str | None,
     limit: int,
+    from_stdin: bool,
 ) -> None:
     """Print exactly what the agent's recall_history tool returns (the human /recall)."""
     with clean_errors():
+        typed = sys.stdin.read() if from_stdin else ""
+        text = " ".join([*query, *typed.split()]).strip()
+        if from_stdin and not text:
+            raise UsageError(
+                "/recall needs some words to look for, e.g. `/recall 部署脚本` "
+                "(what compaction removed: ask the agent, or `huiyi recall --session ID`)"
+            )
         session_id = session_id or state.settings.session
-        text = " ".join(query).strip()
         if not text and not session_id:
             raise UsageError(
                 "give some words to recall, e.g. `huiyi recall 数据库 回滚`; a bare `huiyi "

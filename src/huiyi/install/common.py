@@ -88,12 +88,15 @@ class Launch:
     def mcp_argv(self) -> list[str]:
         return [*self.argv, "mcp"]
 
+    def shell_words(self, *words: str) -> str:
+        """A shell command line running huiyi with `words`, the environment in front."""
+        assignments = [f"{k}={shlex.quote(v)}" for k, v in self.env.items()]
+        return " ".join([*assignments, *(shlex.quote(w) for w in [*self.argv, *words])])
+
     def hook_command(self, harness: str, event: str) -> str:
         """A shell command line (hooks run through a shell): the environment as assignments
         in front, because no harness's hook entry has an `env` of its own."""
-        assignments = [f"{k}={shlex.quote(v)}" for k, v in self.env.items()]
-        words = [*self.argv, "hook", harness, event]
-        return " ".join([*assignments, *(shlex.quote(w) for w in words)])
+        return self.shell_words("hook", harness, event)
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +119,28 @@ class Change:
     @property
     def changed(self) -> bool:
         return self.before != self.after
+
+
+#: In every file huiyi owns whole (a `/recall` command): install rewrites only a file that holds
+#: it and uninstall deletes only such a file, so a person's own command of that name stays.
+OWNED_MARK = "huiyi: written by `huiyi install`"
+
+
+def owned_file_change(path: Path, text: str, *, uninstall: bool) -> Change:
+    """Create, refresh or (uninstalling) delete a file huiyi owns whole; a file of that name
+    that is not huiyi's is left exactly as it is."""
+    before = read_text(path)
+    if before is not None and OWNED_MARK not in before:
+        return Change(path, before, before)
+    return Change(path, before, None if uninstall else text)
+
+
+def owns(path: Path) -> bool:
+    """Is huiyi's own file there (for `huiyi doctor`)?"""
+    try:
+        return OWNED_MARK in path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def read_text(path: Path) -> str | None:
@@ -364,6 +389,8 @@ class Status:
     hooks_path: Path
     wanted_hooks: tuple[str, ...]
     notes: tuple[str, ...] = ()
+    #: the commands huiyi installed there (`/recall`)
+    commands: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -373,6 +400,7 @@ class Status:
             "hooks_complete": set(self.wanted_hooks) <= set(self.hooks),
             "hooks_path": str(self.hooks_path),
             "notes": list(self.notes),
+            "commands": list(self.commands),
         }
 
 

@@ -6,6 +6,11 @@
   instead, and so do we.
 - The hooks go to `settings.json` in the config dir (`~/.claude/settings.json`):
   SessionStart, UserPromptSubmit, PreCompact and Stop, each `huiyi hook claude-code <Event>`.
+- `/recall WORDS` goes to `commands/recall.md` in the config dir: a custom command whose shell
+  block runs `huiyi recall` and hands its output (what the `recall_history` tool returns) to
+  the model with the prompt. Claude Code pastes the typed words into the block unquoted, so
+  they reach huiyi on stdin through a quoted here-document, never as shell words; only a
+  person can run it (`disable-model-invocation`). A `recall.md` of the person's own is left.
 
 `~/.claude.json` is Claude Code's own state file (projects, tips, counters) and Claude rewrites
 it while it runs: only the `huiyi` key is touched, and `apply` refuses to write if the file
@@ -21,6 +26,7 @@ from huiyi.config import Settings
 from huiyi.errors import UsageError
 from huiyi.install.common import (
     HOOKS,
+    OWNED_MARK,
     Change,
     Launch,
     Status,
@@ -28,6 +34,8 @@ from huiyi.install.common import (
     hooks_change,
     huiyi_events,
     load_json,
+    owned_file_change,
+    owns,
     quiet_json,
     read_text,
     set_or_drop,
@@ -44,6 +52,39 @@ def paths(settings: Settings) -> tuple[Path, Path]:
         return config_dir / ".claude.json", config_dir / "settings.json"
     default_dir = settings.claude_dirs[-1]  # HOME/.claude
     return default_dir.parent / ".claude.json", default_dir / "settings.json"
+
+
+#: Ends the typed words in the command's here-document (a line of exactly this, typed, would
+#: end them early: the words go on one line, and the rest would be a shell command the
+#: person typed into their own shell).
+_WORDS_END = "HUIYI_RECALL_WORDS_END"
+
+
+def command_path(settings: Settings) -> Path:
+    config_dir = settings.claude_config_dir or settings.claude_dirs[-1]
+    return config_dir / "commands" / "recall.md"
+
+
+def recall_command(launch: Launch) -> str:
+    """The text of `commands/recall.md`."""
+    run = launch.shell_words("recall", "--stdin")
+    return (
+        "---\n"
+        "description: Search this workspace's history with huiyi (what recall_history returns)\n"
+        "argument-hint: WORDS\n"
+        f"allowed-tools: Bash({run}:*)\n"
+        "disable-model-invocation: true\n"
+        f"# {OWNED_MARK} claude-code; `huiyi install claude-code --uninstall` removes it\n"
+        "---\n"
+        "The person asked huiyi to recall `$ARGUMENTS` from this workspace's history. What it "
+        "found is below, marked as recalled data: answer from it, and say so plainly when it "
+        "found nothing.\n\n"
+        "```!\n"
+        f"{run} <<'{_WORDS_END}'\n"
+        "$ARGUMENTS\n"
+        f"{_WORDS_END}\n"
+        "```\n"
+    )
 
 
 def server_entry(launch: Launch) -> dict[str, Any]:
@@ -68,7 +109,8 @@ def plan(
         servers[SERVER] = server_entry(launch)  # in place when it was there already
     new_state = set_or_drop(state, "mcpServers", servers)
     hooks, _ = hooks_change(settings_path, launch, NAME, HOOKS, uninstall=uninstall)
-    return [Change(state_path, state_text, dump_json(new_state, state_text)), hooks]
+    command = owned_file_change(command_path(settings), recall_command(launch), uninstall=uninstall)
+    return [Change(state_path, state_text, dump_json(new_state, state_text)), hooks, command]
 
 
 def status(settings: Settings) -> Status:
@@ -81,4 +123,5 @@ def status(settings: Settings) -> Status:
         hooks=huiyi_events(quiet_json(settings_path).get("hooks")),
         hooks_path=settings_path,
         wanted_hooks=tuple(h.event for h in HOOKS),
+        commands=("/recall",) if owns(command_path(settings)) else (),
     )
