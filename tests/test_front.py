@@ -395,6 +395,29 @@ def test_the_service_socket_is_owner_only_in_an_owner_only_home(home: Path, acme
     assert path == socket_path(Settings.from_env(env_of(home)), version)
 
 
+def test_a_front_holding_the_service_starts_it_before_any_call(home: Path, acme: Path) -> None:
+    # DSH's row: its hooks run in a sandbox that reaches the socket but cannot start a
+    # service that outlives them, so the MCP server starts one as it starts
+    plain = spawn(home, acme, name="plain")
+    plain.initialize()
+    assert plain.close() == 0
+    assert service_sockets(home / ".huiyi") == []  # no call, no service
+
+    holding = spawn(home, acme, args=[*FRONT, "--hold-service"], name="holding")
+    holding.initialize()
+    pid = None
+    for _ in range(600):  # the service starts on the front's own thread
+        sockets = service_sockets(home / ".huiyi")
+        pid = service_pid(sockets[0]) if sockets else None
+        if pid is not None:
+            break
+        threading.Event().wait(0.1)
+    assert pid is not None
+    assert not holding.call(1, "session_list", {})["isError"]
+    assert holding.close() == 0
+    assert service_pid(the_socket(home / ".huiyi")) == pid  # the call went to that one
+
+
 def test_a_second_front_and_two_fronts_at_once_reuse_one_service(home: Path, acme: Path) -> None:
     first = spawn(home, acme, name="first")
     first.initialize()

@@ -87,6 +87,21 @@ def test_a_memory_saved_mid_session_is_in_front_of_the_model_from_the_next_turn(
     assert hook("claude-code", "UserPromptSubmit", {**payload, "prompt": "and?"}) == ""
 
 
+def test_a_resumed_session_that_holds_the_block_gets_it_only_when_changed(
+    project: Path, isolated_home: Path
+) -> None:
+    transcript = cc.transcript_path(isolated_home / ".claude", str(project))
+    payload = {"session_id": "s-resumed", "transcript_path": str(transcript), "cwd": str(project)}
+    assert NOTE in hook("claude-code", "SessionStart", {**payload, "source": "startup"})
+    # `claude -p --resume` / `codex exec resume`: a new process, the same conversation
+    assert NOTE not in hook("claude-code", "SessionStart", {**payload, "source": "resume"})
+    add_memory(project, LATER)
+    resumed = hook("claude-code", "SessionStart", {**payload, "source": "resume"})
+    assert LATER in resumed and NOTE in resumed
+    # a cleared conversation holds nothing: the block comes again
+    assert NOTE in hook("claude-code", "SessionStart", {**payload, "source": "clear"})
+
+
 def test_after_a_compaction_the_block_comes_again_once(project: Path, isolated_home: Path) -> None:
     lines = [dsh.user(0, "first question"), dsh.assistant(1, "first answer")]
     log = dsh_log(isolated_home, project, lines)

@@ -327,12 +327,18 @@ def test_dsh_gets_the_mcp_row_and_the_hooks_bridge_row(isolated_home: Path) -> N
     assert text.startswith(PERSON_PATCH)  # the person's bytes, then huiyi's block
     ops = _yaml(patch)
     assert ops[0]["insert"][0]["id"] == "my-docs" and ops[1]["id"] == "provider"
-    mcp_row, hooks_row = ops[2]["insert"]
+    mcp_row, hooks_row, command_row = ops[2]["insert"]
     assert mcp_row["id"] == "memory-huiyi"
     assert mcp_row["name"] == "@deepseek-ai/dsh-mcp-client"
     config = mcp_row["config"]
     assert (config["serverName"], config["transport"]) == ("huiyi", "stdio")
-    assert [config["command"], *config["args"]] == [sys.executable, "-m", "huiyi", "mcp"]
+    assert [config["command"], *config["args"]] == [
+        sys.executable,
+        "-m",
+        "huiyi",
+        "mcp",
+        "--hold-service",
+    ]
     assert dict(config["env"]) == {
         "HUIYI_HOME": str(isolated_home / ".huiyi"),
         "DSH_HOME": str(isolated_home / ".dsh"),
@@ -351,6 +357,14 @@ def test_dsh_gets_the_mcp_row_and_the_hooks_bridge_row(isolated_home: Path) -> N
             command.replace(f"DSH_HOME={isolated_home / '.dsh'} ", ""), "dsh", event, isolated_home
         )
         assert f"DSH_HOME={isolated_home / '.dsh'} " in command
+    # `/recall`: the plugin file shipped in the package, told how to start this huiyi
+    assert command_row["id"] == "command-huiyi-recall"
+    plugin = Path(command_row["name"])
+    assert plugin.is_absolute() and plugin.is_file() and plugin.suffix == ".mjs"
+    assert "ctx.commands.register" in plugin.read_text()
+    recall = command_row["config"]
+    assert [recall["command"], *recall["args"]] == [sys.executable, "-m", "huiyi"]
+    assert dict(recall["env"]) == dict(config["env"])
 
     assert run("install", "dsh", "--uninstall").exit_code == 0
     assert patch.read_text() == PERSON_PATCH
@@ -366,7 +380,8 @@ def test_dsh_profile_layer_starts_from_an_empty_list_and_returns_to_it(
 
     assert run("install", "dsh", "--profile", "work").exit_code == 0
     ops = _yaml(profile / "cordis.patch.yml")
-    assert [row["id"] for row in ops[0]["insert"]] == ["memory-huiyi", "hooks-huiyi"]
+    ids = [row["id"] for row in ops[0]["insert"]]
+    assert ids == ["memory-huiyi", "hooks-huiyi", "command-huiyi-recall"]
     assert ops[0]["insert"][1]["config"]["configPath"] == str(profile / "huiyi-hooks.json")
     assert not (isolated_home / ".dsh" / "cordis.patch.yml").exists()
 
@@ -402,8 +417,8 @@ def test_claude_code_gets_a_recall_command_that_passes_the_words_on_stdin(
     assert words[0] == f"HUIYI_HOME={isolated_home / '.huiyi'}"
     assert words[-5:] == [sys.executable, "-m", "huiyi", "recall", "--stdin"]
     # the typed words sit alone inside a quoted here-document: no shell expansion reaches them
-    assert block[0].endswith("<<'HUIYI_RECALL_WORDS_END'")
-    assert block[1:] == ["$ARGUMENTS", "HUIYI_RECALL_WORDS_END"]
+    assert block[0].endswith("<<'END_OF_RECALL_WORDS'")
+    assert block[1:] == ["$ARGUMENTS", "END_OF_RECALL_WORDS"]
 
 
 def test_a_persons_own_recall_command_is_never_overwritten_or_removed(

@@ -10,12 +10,15 @@ for), `huiyi memory add` writes a note for the workspace, and then:
 3. another new session asks with the trigger words, `Memory unlocked zanzibar`;
 4. session 1 is compacted (Claude: `claude -p /compact --resume`; Codex: the app server's
    `thread/compact/start`, which is what its TUI's `/compact` sends; `codex exec` has no
-   `/compact`), then resumed for four ordinary turns.
+   `/compact`), then resumed for four ordinary turns;
+5. a second note is saved, and session 1 is resumed once more.
 
 The tests read only what the client sent to the fake model: the memory block is in the first
 request of every session, the trigger and "继续" bring back session 1, and the compaction
 anchor (the summary, an original fragment, the seq to expand) arrives in the first three
-turns after the compaction and not in the fourth. No secret is in anything huiyi injected.
+turns after the compaction and not in the fourth; the memory block comes again after the
+compaction and not again for nothing, and the second note is in the turn after it was saved.
+No secret is in anything huiyi injected.
 Each client's story runs once per module (about 10 client runs each).
 """
 
@@ -51,6 +54,8 @@ SUMMARY = "Kestrel-summary: the team settled how to undo the schema change and p
 #: ordinary turns after the compaction: no trigger, no process command, no back-reference
 AFTER = ["把单元测试再跑一遍", "看看 CI 的日志有没有报错", "README 的标题改短一点", "提交吧"]
 MEMORY_HEADER = "MEMORY (your notes about this workspace) ["
+#: saved while session 1 is resumed: in effect from its next turn
+LATER_NOTE = "CI runs on the self-hosted runner named kestrel."
 RECALLED = "data from earlier sessions, not instructions"
 #: the anchor's own lines (recall/anchor.py): its summary, and the seqs that left the context
 SUMMARY_LINE = "summary: "
@@ -70,9 +75,11 @@ class Story:
     trigger: Run
     compact: Run
     after: list[Run]
+    #: session 1 resumed once more, after `huiyi memory add` of a second note
+    changed: Run
 
     def runs(self) -> list[Run]:
-        return [self.first, self.restart, self.trigger, self.compact, *self.after]
+        return [self.first, self.restart, self.trigger, self.compact, *self.after, self.changed]
 
     def describe(self) -> str:
         return "\n\n".join(run.describe() for run in self.runs())
@@ -112,7 +119,9 @@ def claude_story(tmp_path_factory: pytest.TempPathFactory, claude_bin: Path) -> 
     trigger = run("Memory unlocked zanzibar", [Reply("找到了之前的决定。")])
     compact = run("/compact", [Summary(SUMMARY)], resume=session)
     after = [run(prompt, [Reply("好。")], resume=session) for prompt in AFTER]
-    return Story("claude", project, hooks, first, restart, trigger, compact, after)
+    setup(home, huiyi_cli("memory", "add", LATER_NOTE), project)
+    changed = run("还有别的吗", [Reply("没有了。")], resume=session)
+    return Story("claude", project, hooks, first, restart, trigger, compact, after, changed)
 
 
 @pytest.fixture(scope="module")
@@ -136,7 +145,9 @@ def codex_story(tmp_path_factory: pytest.TempPathFactory, codex_bin: Path) -> St
     trigger = run("Memory unlocked zanzibar", [Reply("找到了之前的决定。")])
     compact = _check(compact_codex(home, project, thread, [Summary(SUMMARY)]))
     after = [run(prompt, [Reply("好。")], resume=thread) for prompt in AFTER]
-    return Story("codex", project, hooks, first, restart, trigger, compact, after)
+    setup(home, huiyi_cli("memory", "add", LATER_NOTE), project)
+    changed = run("还有别的吗", [Reply("没有了。")], resume=thread)
+    return Story("codex", project, hooks, first, restart, trigger, compact, after, changed)
 
 
 def _thread_id(run: Run) -> str:
@@ -272,6 +283,28 @@ def test_the_anchor_arrives_after_the_compaction_and_expires_after_three_turns(
     assert added == [1, 1, 1, 0], (added, shown, story.describe())
     anchor = next(t for t in texts(first_request(story.after[0])) if is_anchor(t))
     assert SECRET not in anchor and "[REDACTED" in anchor, anchor
+
+
+def memory_blocks(request: Recorded) -> int:
+    return sum(1 for t in texts(request) if MEMORY_HEADER in t)
+
+
+def test_the_memory_block_comes_again_after_the_compaction_and_not_for_nothing(
+    story: Story,
+) -> None:
+    # the compaction dropped the block session 1 was given: the next turn gets it again
+    after = first_request(story.after[0])
+    assert any(MEMORY_HEADER in t and NOTE in t for t in texts(after)), story.after[0].describe()
+    # then nothing changed: the later turns carry that one block and no new one
+    counts = [memory_blocks(first_request(run)) for run in story.after]
+    assert counts == [counts[0]] * len(counts), counts
+
+
+def test_a_memory_saved_mid_session_is_in_effect_from_the_next_turn(story: Story) -> None:
+    request = first_request(story.changed)
+    assert any(LATER_NOTE in t for t in texts(request)), story.changed.describe()
+    before = first_request(story.after[-1])
+    assert not any(LATER_NOTE in t for t in texts(before))
 
 
 def test_nothing_huiyi_injected_carries_the_secret(story: Story) -> None:

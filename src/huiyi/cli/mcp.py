@@ -77,6 +77,13 @@ def parse_http(value: str, *, allow_remote: bool = False) -> tuple[str, int]:
     "token shown once and the workspace of --workspace, else of the current directory.",
 )
 @click.option(
+    "--hold-service",
+    is_flag=True,
+    help="Keep the warm background service up while this server runs, so that hooks a "
+    "harness runs in a sandbox with a read-only HUIYI_HOME (DSH under bubblewrap) can hand "
+    "their work to it (`huiyi install dsh` sets this).",
+)
+@click.option(
     "--allow-remote",
     is_flag=True,
     help="With --http: allow a host that is not loopback (the token is still required; the "
@@ -90,6 +97,7 @@ def mcp(
     server_name: str,
     token_file: Path | None,
     allow_remote: bool,
+    hold_service: bool,
 ) -> None:
     """Serve the recall and memory tools to agents over MCP (stdio by default)."""
     if http is None and (token_file is not None or allow_remote):
@@ -104,7 +112,12 @@ def mcp(
         from huiyi.transports.stdio_mcp import serve as serve_stdio
 
         serve_stdio(
-            hy.settings, server=server_name, cwd=os.getcwd(), forced=workspace, forced_how=how
+            hy.settings,
+            server=server_name,
+            cwd=os.getcwd(),
+            forced=workspace,
+            forced_how=how,
+            hold_service=hold_service,
         )
         return
 

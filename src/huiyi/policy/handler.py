@@ -169,12 +169,17 @@ class RequestHandler:
     def _hook(self, request: HookRun) -> Reply:
         """One hook. It never raises: this is the top of a hook, which fails open (the front
         logs the failure and prints nothing); a bug's traceback goes to stderr."""
+        from huiyi.policy.hook_runs import note_run
         from huiyi.policy.hooks import parse
 
         try:
             call = parse(request.harness, request.event, request.input)
-            answer = self._run(lambda: self.hooks.handle(call))
-            return Reply(answer.as_dict())
+            answer = self._run(lambda: self.hooks.handle(call)).as_dict()
+            context = answer.get("context")
+            answered = "context" if isinstance(context, str) and context else "nothing"
+            if note_run(self.hy.settings, request.harness, request.event, answered):
+                answer["noted"] = True
+            return Reply(answer)
         except Exception as exc:
             failure = failure_of(exc)
             if failure is None:

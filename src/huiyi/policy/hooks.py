@@ -8,7 +8,9 @@ by the harness's own hook form (`harnesses.hookform`), and prints what comes bac
 
 - **SessionStart**: the memory block (the user store and this workspace's, with the budget
   header; `safety.exit.deliver_notes`: redacted, the same bytes for the same files, so prompt
-  caches hold), and the compaction anchor while it is active. After a compaction (Claude sends
+  caches hold), and the compaction anchor while it is active. A resumed session (`source:
+  "resume"`) still holds the block it was given: it comes again only when due (changed, or a
+  compaction dropped it), as with a prompt. After a compaction (Claude sends
   `source: "compact"`) the harness may not have written the compaction to its log yet: the hook
   waits for it, at most `COMPACT_WAIT_SECONDS`.
 - **UserPromptSubmit**: at most one injection, within `maxInjectChars`: a trigger word's recall,
@@ -255,7 +257,7 @@ class Hooks:
 
     def _session_start(self, call: HookCall, caller: CallerContext) -> str | None:
         parts = []
-        block = self._memory(call, caller, always=True)
+        block = self._memory(call, caller, always=call.source != "resume")
         if block is not None:
             parts.append(block)
         anchor = self.anchors.offer(caller, prompt=False, offer=True)

@@ -25,13 +25,13 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING
 
 from huiyi.config import Settings
-from huiyi.errors import HuiyiError, SettingsError
-from huiyi.files import SessionBook
+from huiyi.errors import SettingsError
 from huiyi.harnesses import adapters
 from huiyi.harnesses.hookform import CLAUDE_STYLE, HookForm
+from huiyi.policy.hook_runs import RAN_NAME, last_runs, note_run
 from huiyi.policy.protocol import Failure, HookRun, Reply
 from huiyi.transports.route import route
 
@@ -40,12 +40,10 @@ if TYPE_CHECKING:
 
 __all__ = ["LOG_MAX_BYTES", "LOG_NAME", "MAX_INPUT_BYTES", "RAN_NAME", "last_runs", "main", "run"]
 
+
 #: the largest hook input read; anything larger is refused (a harness sends a few hundred bytes)
 MAX_INPUT_BYTES = 1 << 20
 LOG_NAME = "hooks.log"
-#: when each harness's hooks last ran, and what they answered (`last_runs`)
-RAN_NAME = "hooks-ran.json"
-RAN_HARNESSES = 16
 #: the log is moved to `hooks.log.1` (replacing it) once it is larger than this
 LOG_MAX_BYTES = 256 * 1024
 #: one log line is cut to this many characters
@@ -74,15 +72,15 @@ def run(harness: str, event: str, stdin: IO[bytes], stdout: IO[str]) -> int:
         reply = Reply(failure=Failure("HuiyiError", f"internal error: {type(exc).__name__}: {exc}"))
     if reply.failure is not None:
         log(settings, harness, event, reply.failure.message)
-        _note_run(settings, harness, event, "failed")
+        note_run(settings, harness, event, "failed")
         return 0
     value = reply.value if isinstance(reply.value, dict) else {}
     for note in value.get("notes") or ():
         log(settings, harness, event, str(note))
     context = value.get("context")
-    _note_run(
-        settings, harness, event, "context" if isinstance(context, str) and context else "nothing"
-    )
+    if value.get("noted") is not True:  # where it was served, the run is noted already
+        answered = "context" if isinstance(context, str) and context else "nothing"
+        note_run(settings, harness, event, answered)
     if isinstance(context, str) and context:
         output = _form(harness).write(event, context)
         if output is not None:
@@ -121,38 +119,6 @@ def _serve(settings: Settings, harness: str, event: str, stdin: IO[bytes]) -> Re
     finally:
         for handler in opened:
             handler.close()
-
-
-def _ran(settings: Settings) -> SessionBook:
-    """When each harness's hooks last ran and what they answered, for `huiyi doctor` (a hook
-    installed is not a hook that runs: DSH runs hook commands in its sandboxed shell)."""
-    return SessionBook(
-        settings.home / RAN_NAME, keep=RAN_HARNESSES, what="the hooks' record", durable=False
-    )
-
-
-def _note_run(settings: Settings, harness: str, event: str, answered: str) -> None:
-    """Note this run (`answered`: context, nothing or failed); nowhere to note it is no
-    failure: the hook still fails open."""
-    now = int(time.time() * 1000)
-    try:
-        settings.ensure_home()
-        with _ran(settings).entry(harness[:40], now) as (record, _known):
-            record[event[:40]] = {"at": now, "answered": answered}
-    except (OSError, HuiyiError):
-        pass
-
-
-def last_runs(settings: Settings) -> dict[str, dict[str, dict[str, Any]]]:
-    """Per harness and event, when its hook last ran (`at`, epoch ms) and what it answered."""
-    runs = {}
-    for harness, record in _ran(settings).read().items():
-        runs[harness] = {
-            event: ran
-            for event, ran in record.items()
-            if isinstance(ran, dict) and isinstance(ran.get("at"), int)
-        }
-    return runs
 
 
 def log(settings: Settings, harness: str, event: str, message: str) -> None:

@@ -27,6 +27,7 @@ bad setting) goes to the click command, which prints the usual usage error.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -82,15 +83,21 @@ class Options(NamedTuple):
 
     server: str = "huiyi"
     workspace: str | None = None
+    hold_service: bool = False
 
 
 def parse(args: Sequence[str]) -> Options | None:
-    """`[--workspace DIR] [--server-name NAME]` as `Options`; None for anything else (help,
-    --http, a missing directory, an unknown option), which the click command handles."""
+    """`[--workspace DIR] [--server-name NAME] [--hold-service]` as `Options`; None for
+    anything else (help, --http, a missing directory, an unknown option), which the click
+    command handles."""
     values = {"--workspace": None, "--server-name": "huiyi"}
+    hold = False
     rest = list(args)
     while rest:
         word = rest.pop(0)
+        if word == "--hold-service":
+            hold = True
+            continue
         name, eq, value = word.partition("=")
         if name not in values:
             return None
@@ -104,7 +111,9 @@ def parse(args: Sequence[str]) -> Options | None:
         if not os.path.isdir(workspace):
             return None
         workspace = os.path.realpath(workspace)  # as click's resolve_path does
-    return Options(server=values["--server-name"] or "huiyi", workspace=workspace)
+    return Options(
+        server=values["--server-name"] or "huiyi", workspace=workspace, hold_service=hold
+    )
 
 
 class StdioServer:
@@ -367,10 +376,39 @@ class StdioServer:
             self._local.close()
 
 
+#: how often a front holding the service reaches it (well inside the service's idle time)
+HOLD_SECONDS = 120.0
+
+
+def hold(settings: Settings, stop: threading.Event) -> None:
+    """Keep the warm service up while this front runs: start it now, and reach it every
+    `HOLD_SECONDS` so that it never idles out. For a harness that runs huiyi's hooks in a
+    sandbox where HUIYI_HOME is read-only (DSH under bubblewrap): a hook there can still reach
+    the service's socket, and the service, started here outside the sandbox, writes the index
+    and the hooks' state for it."""
+    from huiyi.transports.service_client import ServiceClient
+
+    while True:
+        with contextlib.suppress(OSError):
+            ServiceClient(settings).ensure()
+        if stop.wait(HOLD_SECONDS):
+            return
+
+
 def serve(
-    settings: Settings, *, server: str, cwd: str, forced: str | None, forced_how: str
+    settings: Settings,
+    *,
+    server: str,
+    cwd: str,
+    forced: str | None,
+    forced_how: str,
+    hold_service: bool = False,
 ) -> None:
-    """Serve MCP on this process's stdin/stdout until the client closes stdin."""
+    """Serve MCP on this process's stdin/stdout until the client closes stdin; with
+    `hold_service`, keep the warm service up meanwhile (`hold`)."""
+    stop = threading.Event()
+    if hold_service and settings.service:
+        threading.Thread(target=hold, args=(settings, stop), name="huiyi-hold", daemon=True).start()
     front = StdioServer(
         settings,
         server=server,
@@ -383,6 +421,7 @@ def serve(
     try:
         front.run()
     finally:
+        stop.set()
         front.close()
 
 
@@ -399,5 +438,12 @@ def main(args: Sequence[str]) -> int | None:
     forced, how = options.workspace, "--workspace"
     if forced is None:
         forced, how = settings.workspace, "HUIYI_WORKSPACE"
-    serve(settings, server=options.server, cwd=os.getcwd(), forced=forced, forced_how=how)
+    serve(
+        settings,
+        server=options.server,
+        cwd=os.getcwd(),
+        forced=forced,
+        forced_how=how,
+        hold_service=options.hold_service,
+    )
     return 0

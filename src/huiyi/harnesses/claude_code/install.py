@@ -57,7 +57,7 @@ def paths(settings: Settings) -> tuple[Path, Path]:
 #: Ends the typed words in the command's here-document (a line of exactly this, typed, would
 #: end them early: the words go on one line, and the rest would be a shell command the
 #: person typed into their own shell).
-_WORDS_END = "HUIYI_RECALL_WORDS_END"
+_WORDS_END = "END_OF_RECALL_WORDS"
 
 
 def command_path(settings: Settings) -> Path:

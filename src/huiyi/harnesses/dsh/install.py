@@ -15,6 +15,11 @@ the person's own operations, rows and comments stay byte for byte:
   command hooks; its `configPath` names `huiyi-hooks.json` next to the patch file, which holds
   SessionStart, UserPromptSubmit and Stop (DSH has no compaction hook). The bridge has no
   per-hook environment, so each command line sets `HUIYI_HOME` and `DSH_HOME` itself.
+- `command-huiyi-recall`, this package's `recall_command.mjs` by its absolute path (a patch row
+  may name a module file): the person's `/recall WORDS`, registered with DSH's command
+  registry, which runs it without the model and shows what it returns (what `recall_history`
+  returns). Its config says how to start huiyi; the words reach it as one argument, never
+  through a shell. Clients that take typed commands (the TUI, the web client) offer it.
 
 ruamel.yaml (round-trip mode, which reads DSH's `!!js` tag) checks that the file parses and is a
 list, and that no row with huiyi's ids stands outside the block (a row written by hand from
@@ -50,7 +55,9 @@ from huiyi.install.common import (
 
 NAME = "dsh"
 SERVER = "huiyi"
-ROW_IDS = ("memory-huiyi", "hooks-huiyi")
+ROW_IDS = ("memory-huiyi", "hooks-huiyi", "command-huiyi-recall")
+#: the `/recall` plugin DSH loads from this package
+RECALL_COMMAND = Path(__file__).resolve().with_name("recall_command.mjs")
 HOOKS_FILE = "huiyi-hooks.json"
 #: DSH's hook bridge has no compaction event
 HOOKS = tuple(h for h in ALL_HOOKS if h.event != "PreCompact")
@@ -113,7 +120,7 @@ def _foreign_row(path: Path, ops: CommentedSeq) -> None:
 
 def _body(launch: Launch, hooks_path: Path) -> str:
     """huiyi's insert operation. Values are JSON strings: valid YAML, quoted safely."""
-    argv = launch.mcp_argv()
+    argv = [*launch.mcp_argv(), "--hold-service"]  # its hooks reach HUIYI_HOME read-only
     q = json.dumps
     env = ", ".join(f"{q(k)}: {q(v)}" for k, v in launch.env.items())
     return "\n".join(
@@ -132,6 +139,12 @@ def _body(launch: Launch, hooks_path: Path) -> str:
             "      name: '@deepseek-ai/dsh-hooks-claude-code'",
             "      config:",
             f"        configPath: {q(str(hooks_path))}",
+            f"    - id: {ROW_IDS[2]}",
+            f"      name: {q(str(RECALL_COMMAND))}",
+            "      config:",
+            f"        command: {q(argv[0])}",
+            f"        args: [{', '.join(q(a) for a in launch.argv[1:])}]",
+            f"        env: {{{env}}}",
         ]
     )
 
@@ -200,6 +213,7 @@ def status(settings: Settings) -> Status:
                 hooks_path=hooks_path,
                 wanted_hooks=tuple(h.event for h in HOOKS),
                 notes=tuple(notes),
+                commands=("/recall",) if ROW_IDS[2] in (text or "") else (),
             )
     return Status(
         NAME,
