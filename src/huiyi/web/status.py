@@ -67,9 +67,19 @@ def status_view(page: Page, status: Mapping[str, Any], memory_files: Sequence[Pa
         (t("status.index"), safe(status["index"])),
     ]
     listed = join(h("<dt>{}</dt><dd>{}</dd>", k, v) for k, v in facts)
+    demo = status.get("demo")
+    notice = (
+        h(
+            '<p class="notice demo">{}</p>',
+            t("status.demo", demo["sessions"], demo["workspace"], demo["remove"]),
+        )
+        if demo
+        else Markup("")
+    )
     files = join(h("<li><code>{}</code></li>", safe(str(p))) for p in memory_files)
     return (
-        h('<section><h2>{}</h2><dl class="facts">{}</dl></section>', t("status.index"), listed)
+        notice
+        + h('<section><h2>{}</h2><dl class="facts">{}</dl></section>', t("status.index"), listed)
         + coverage
         + table
         + h('<section><h2>{}</h2><ul class="files">{}</ul></section>', t("status.memory"), files)

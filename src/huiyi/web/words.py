@@ -7,6 +7,8 @@ in its own words. A test checks that both languages have every key.
 
 from __future__ import annotations
 
+from huiyi.model import COMPACTED_MARK, INJECTED_MARK
+
 __all__ = ["LANGS", "TEXT", "Words", "pick"]
 
 LANGS = ("en", "zh")
@@ -72,8 +74,8 @@ TEXT: dict[str, dict[str, str]] = {
         "reader.next": "Next page",
         "reader.pages": "Pages",
         "reader.none": "No events from here on.",
-        "reader.compacted": "compacted",
-        "reader.injected": "host-injected",
+        "reader.compacted": COMPACTED_MARK,
+        "reader.injected": INJECTED_MARK,
         "reader.cut": "[{} more characters not shown]",
         "kind.user": "User",
         "kind.assistant": "Assistant",
@@ -99,6 +101,8 @@ TEXT: dict[str, dict[str, str]] = {
         "status.found": "found",
         "status.missing": "not found",
         "status.memory": "Memory files",
+        "status.demo": "The bundled demo history: {} sessions in {}. No agent logs were "
+        "found yet; once they are, each workspace shows its own. `{}` removes the demo.",
     },
     "zh": {
         "nav.label": "视图",
@@ -187,6 +191,8 @@ TEXT: dict[str, dict[str, str]] = {
         "status.found": "找到",
         "status.missing": "不存在",
         "status.memory": "记忆文件",
+        "status.demo": "内置演示历史：{} 个会话，位于 {}。尚未找到代理日志；"
+        "找到后每个工作区显示自己的历史。`{}` 可删除演示。",
     },
 }
 
