@@ -486,6 +486,13 @@ class Huiyi:
         )
         return [r.session for r in rows]
 
+    def activity(
+        self, workspace: str | None = None, *, days: int = 30
+    ) -> list[tuple[str, str, int]]:
+        """(local date, source, messages) per day over the `days` up to the workspace's (every
+        workspace's: None) last active day, for the Status view's picture of the history."""
+        return queries.activity(self.conn, workspace, days=days)
+
     def workspaces(self) -> list[str]:
         """Workspaces with visible sessions, most recently active first."""
         return queries.workspaces(self.conn)
