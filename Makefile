@@ -1,24 +1,33 @@
 # Two commands for a fresh machine with Python 3.11:
-#   make run    set up .venv and index this machine's agent logs (a bundled demo when there are none)
-#   make test   ruff, mypy and the whole test suite
+#   make run    set up .venv with what huiyi needs to run, and index this machine's agent logs
+#               (a bundled demo when there are none)
+#   make test   add the development tools, then ruff, mypy and the whole test suite
 PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+RUN_STAMP := $(VENV)/.installed-run
+DEV_STAMP := $(VENV)/.installed-dev
 
 .PHONY: run test lint bench clean
 
-$(STAMP): pyproject.toml
+$(RUN_STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) on PATH (or: make PYTHON=python3 ...)"; exit 1; }
+	@echo "==> creating $(VENV) and installing huiyi with what it needs to run (a minute or two on a fresh machine)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	@touch $(STAMP)
+	$(BIN)/python -m pip install --progress-bar on -e .
+	@touch $@
 
-run: $(STAMP)
+$(DEV_STAMP): $(RUN_STAMP) pyproject.toml
+	@echo "==> installing the development tools (pytest, mypy, ruff, playwright, uv, the eval baseline)"
+	$(BIN)/python -m pip install --progress-bar on -e '.[dev]'
+	@touch $@
+
+run: $(RUN_STAMP)
+	@echo "==> indexing this machine's agent logs"
 	$(BIN)/huiyi index
 
-lint: $(STAMP)
+lint: $(DEV_STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/mypy
@@ -34,7 +43,7 @@ $(CHROMIUM):
 test: lint $(CHROMIUM)
 	$(BIN)/pytest
 
-bench: $(STAMP)
+bench: $(DEV_STAMP)
 	$(BIN)/python benchmarks/bench_index.py
 	$(BIN)/python benchmarks/bench_search.py
 	$(BIN)/python benchmarks/bench_startup.py

@@ -26,6 +26,7 @@ from huiyi.model import CallerContext, Event, Hit, Session, kinds_to_read
 from huiyi.search.engine import MODEL_LOAD_SECONDS, Filter, SearchResult, search
 from huiyi.store import db, queries
 from huiyi.store.queries import SessionRow
+from huiyi.toolspec import query_too_long
 from huiyi.workspace import resolve, workspace_of
 
 if TYPE_CHECKING:  # and, for a command that only reads, not imported at all:
@@ -284,6 +285,17 @@ class Huiyi:
         report.demo_workspace = DEMO_WORKSPACE
         return report
 
+    def demo_stand_in(self, workspace: str) -> str | None:
+        """The bundled demo's workspace when a person asks about `workspace` and the index
+        holds nothing but the demo (the state `huiyi index` leaves on a machine with no agent
+        logs), so the first commands a newcomer types from any directory show the demo's
+        history; None once any real history is indexed, or for the demo's own workspace."""
+        from huiyi.demo import DEMO_WORKSPACE
+
+        if workspace == DEMO_WORKSPACE:
+            return None
+        return DEMO_WORKSPACE if self.workspaces() == [DEMO_WORKSPACE] else None
+
     def log_roots(self) -> list[Path]:
         """Where every harness's logs are looked for (whether or not those folders exist)."""
         from huiyi.sources import default_readers
@@ -426,6 +438,8 @@ class Huiyi:
         """
         if not query.strip():
             raise UsageError("the query is empty; pass some words to search for")
+        if too_long := query_too_long(query):
+            raise UsageError(too_long)
         if not 1 <= limit <= MAX_LIMIT:
             raise UsageError(f"limit must be between 1 and {MAX_LIMIT}")
         flt = Filter(
@@ -471,6 +485,13 @@ class Huiyi:
             limit=limit,
         )
         return [r.session for r in rows]
+
+    def activity(
+        self, workspace: str | None = None, *, days: int = 30
+    ) -> list[tuple[str, str, int]]:
+        """(local date, source, messages) per day over the `days` up to the workspace's (every
+        workspace's: None) last active day, for the Status view's picture of the history."""
+        return queries.activity(self.conn, workspace, days=days)
 
     def workspaces(self) -> list[str]:
         """Workspaces with visible sessions, most recently active first."""
@@ -621,17 +642,39 @@ class Huiyi:
             return doctor.report(self.settings, found)
         embedded, embeddable = self.coverage(all_workspaces=True)
         semantic = self.semantic
-        return doctor.report(
+        report = doctor.report(
             self.settings,
             found,
             totals=health.totals(self.conn),
-            per_source=health.per_source(self.conn),
+            per_source=health.per_source(self.conn, bundled=self._demo_folder()),
             embeddings={
                 "model": semantic.model if semantic else None,
                 "embedded": embedded,
                 "embeddable": embeddable,
             },
         )
+        report["demo"] = self.demo_status()
+        return report
+
+    @staticmethod
+    def _demo_folder() -> str:
+        from huiyi.demo import DATA
+
+        return str(DATA)
+
+    def demo_status(self) -> dict[str, Any] | None:
+        """The bundled demo's workspace and session count while the index holds it, else None:
+        doctor and the Status view name it, so its sessions are not taken for real history."""
+        from huiyi.demo import DEMO_WORKSPACE
+
+        if DEMO_WORKSPACE not in self.workspaces():
+            return None
+        sessions = len(self.sessions(workspace=DEMO_WORKSPACE))
+        return {
+            "workspace": DEMO_WORKSPACE,
+            "sessions": sessions,
+            "remove": f"huiyi forget --workspace {DEMO_WORKSPACE}",
+        }
 
     def status(self) -> dict[str, Any]:
         """What a person glances at (the web page's Status view): where logs were looked for,
@@ -642,7 +685,7 @@ class Huiyi:
         from huiyi.store import health
 
         sources = doctor.sources_found(self.settings)
-        for name, counts in health.per_source(self.conn).items():
+        for name, counts in health.per_source(self.conn, bundled=self._demo_folder()).items():
             sources.setdefault(name, {"roots": []}).update(counts)
         embedded, embeddable = self.coverage(all_workspaces=True)
         semantic = self.semantic
@@ -658,6 +701,7 @@ class Huiyi:
                 "embedded": embedded,
                 "embeddable": embeddable,
             },
+            "demo": self.demo_status(),
         }
 
     def repair(

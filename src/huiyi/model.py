@@ -23,6 +23,12 @@ class Surface(StrEnum):
     LOG_ONLY = "log-only"  # never on the surface (tool calls, titles, raw summaries)
 
 
+#: the words a person reads for an event's marks, in `huiyi show` and on the web page alike:
+#: pushed out of the model's context by compaction; written by the harness, not the person
+COMPACTED_MARK = "compacted"
+INJECTED_MARK = "host-injected"
+
+
 class Kind(StrEnum):
     USER = "user"
     ASSISTANT = "assistant"

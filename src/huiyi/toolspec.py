@@ -20,6 +20,7 @@ __all__ = [
     "READ_MAX_CHARS",
     "READ_MIN_CHARS",
     "RECALL_TOOLS",
+    "query_too_long",
 ]
 
 #: the tools that read history, and the ones that read and write the memory stores
@@ -34,3 +35,14 @@ READ_LAST_MAX = 500
 READ_MIN_CHARS, READ_MAX_CHARS = 200, 60_000
 #: the range `recall.maxInjectChars` may take
 INJECT_MIN, INJECT_MAX = 400, 20_000
+
+
+def query_too_long(query: str) -> str | None:
+    """The one rule for a query's length, for every front (the CLI's search and recall, the
+    agent's tools, the web page): None when it may be searched, else what to do instead."""
+    if len(query) <= QUERY_MAX:
+        return None
+    return (
+        f"query must be at most {QUERY_MAX} characters (got {len(query):,}); "
+        "search for a few words or a phrase of it"
+    )

@@ -27,7 +27,7 @@ import click
 
 from huiyi.cli.output import hit_json, hit_lines, json_text, safe
 from huiyi.config import Settings
-from huiyi.errors import HuiyiError, UsageError, exit_code
+from huiyi.errors import HuiyiError, NotFoundError, SettingsError, UsageError, exit_code
 from huiyi.policy.protocol import failure_of
 from huiyi.text.dates import when
 
@@ -91,13 +91,21 @@ class HuiyiClickError(click.ClickException):
         self.exit_code = exit_code(exc)  # type: ignore[misc]
 
 
+#: what a person who named an unknown session can do next
+SESSIONS_HINT = "`huiyi sessions --all` lists the sessions you can open"
+
+
 @contextmanager
 def clean_errors() -> Iterator[None]:
     """The CLI's error edge: a usage error shows the usage line (exit 2), every other huiyi
-    error one redacted line with its kind's exit status; so do a damaged index and a full disk
+    error (a bad setting too, exit 2) one redacted line with its kind's exit status, an unknown
+    session with the command that lists them; so do a damaged index and a full disk
     met where no caller turned them into huiyi's errors (`protocol.failure_of`)."""
     try:
         yield
+    except SettingsError as exc:
+        # a bad setting is no misuse of the command line: its one line, without the usage
+        raise HuiyiClickError(exc) from None
     except UsageError as exc:
         raise click.UsageError(safe(str(exc))) from None
     except Exception as exc:
@@ -105,8 +113,14 @@ def clean_errors() -> Iterator[None]:
         if failure is None:
             raise
         error = failure.error()
+        if isinstance(error, SettingsError):
+            raise HuiyiClickError(error) from None
         if isinstance(error, UsageError):
             raise click.UsageError(safe(str(error))) from None
+        if isinstance(error, NotFoundError):
+            error = NotFoundError(
+                f"{error}; `huiyi sessions --all` lists the sessions you can open"
+            )
         raise HuiyiClickError(error) from None
 
 

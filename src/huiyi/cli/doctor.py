@@ -90,9 +90,16 @@ def _print_doctor(report: dict[str, Any]) -> None:
     else:
         embedded, embeddable = vectors["embedded"], vectors["embeddable"]
         share = f" ({embedded / embeddable:.0%})" if embeddable else ""
+        rest = "; `huiyi index` embeds the rest" if embedded < embeddable else ""
         click.echo(
             f"vectors    {embedded:,} of {embeddable:,} messages embedded{share} with "
-            f"{vectors['model']}; `huiyi index` embeds the rest"
+            f"{vectors['model']}{rest}"
+        )
+    demo = report.get("demo")
+    if demo is not None:
+        click.echo(
+            f"demo       the bundled demo history: {demo['sessions']} sessions in "
+            f"{demo['workspace']} (`{demo['remove']}` removes it)"
         )
     for name, src in report["sources"].items():
         click.echo(f"\n{name}")

@@ -59,13 +59,14 @@ def index(
     """Read new lines from DSH, Claude Code and Codex logs into the local index."""
     with clean_errors():
         report = hy.index(jsonl=jsonl, progress=FileProgress(), check=True)
+        no_logs = report.files == 0 and not jsonl
         if as_json:
             emit_json(report.as_dict())
-        else:
+        elif not no_logs:
             _print_report(report)
         for warning in report.warnings:
             click.echo(f"warning: {safe(warning)}", err=True)
-        if report.files == 0 and not jsonl and _demo(hy, as_json, embed=not no_embed):
+        if no_logs and _demo(hy, report, as_json, embed=not no_embed):
             return
         if not no_embed:
             _embed(hy, quiet=as_json)
@@ -136,25 +137,48 @@ def _embed(hy: Huiyi, *, quiet: bool) -> None:
         click.echo(f"embedded {done:,} messages for semantic search ({rate:.0f}/s)")
 
 
-def _demo(hy: Huiyi, as_json: bool, *, embed: bool) -> bool:
-    """Show the bundled demo when no logs were found; False when the index is not empty."""
+def _demo(hy: Huiyi, found: IndexReport, as_json: bool, *, embed: bool) -> bool:
+    """Show the bundled demo when no logs were found: index it into an empty index, or say
+    it is indexed already; False when the index holds real history."""
     roots = hy.log_roots()
     report = hy.index_demo()
     if report is None:
-        return False  # the index holds sessions already: no made-up history next to them
+        demo = hy.demo_status()
+        if demo is None or len(hy.workspaces()) > 1:
+            if not as_json:
+                _print_report(found)
+            return False  # the index holds sessions already: no made-up history next to them
+        if embed:
+            _embed(hy, quiet=as_json)
+        if not as_json:
+            click.echo(
+                f"No agent logs were found yet; the bundled demo is indexed already "
+                f"({demo['sessions']} sessions in {demo['workspace']})."
+            )
+            _try_lines()
+        return True
     if embed:
         _embed(hy, quiet=True)
     if as_json:
         return True
-    click.echo("\nNo agent logs were found in:")
+    click.echo("No agent logs were found in:")
     for root in roots:
         click.echo(f"  {root}")
     click.echo(f"so huiyi indexed its bundled demo history ({report.events} new events).")
-    demo = report.demo_workspace
-    click.echo(f"\n$ huiyi search {DEMO_QUERY} --workspace {demo}")
-    result = hy.search(DEMO_QUERY, workspace=demo, limit=3)
+    click.echo(f"\n$ huiyi search {DEMO_QUERY}")
+    result = hy.search(DEMO_QUERY, workspace=report.demo_workspace, limit=3)
     print_hits(search_value(result)["hits"])
-    click.echo(
-        f"\nTry: huiyi search 'port 8321' --workspace {demo}   huiyi sessions --all   huiyi doctor"
-    )
+    _try_lines()
     return True
+
+
+def _try_lines() -> None:
+    """The next commands, as the README's quick start gives them: from any directory they
+    search the demo until huiyi has indexed real history."""
+    click.echo(
+        "\nTry (from any directory, with .venv/bin on PATH):\n"
+        f"  huiyi search {DEMO_QUERY}\n"
+        "  huiyi recall 数据库 迁移\n"
+        "  huiyi sessions --all\n"
+        "  huiyi web --open"
+    )

@@ -12,6 +12,7 @@ from huiyi.cli.common import (
     CliState,
     clean_errors,
 )
+from huiyi.cli.output import safe
 from huiyi.errors import UsageError
 from huiyi.transports import cli_client
 
@@ -66,4 +67,7 @@ def recall(
         request = cli_client.recall_request(
             state.settings, text, workspace=workspace, session_id=session_id, limit=limit
         )
-        click.echo(cli_client.reply(state.settings, request, state.huiyi)["text"])
+        value = cli_client.reply(state.settings, request, state.huiyi)
+        if value.get("note"):
+            click.echo(f"note: {safe(value['note'])}", err=True)
+        click.echo(value["text"])

@@ -14,6 +14,7 @@ from huiyi.cli.common import (
     when,
 )
 from huiyi.errors import UsageError
+from huiyi.model import COMPACTED_MARK, INJECTED_MARK, Surface
 
 if TYPE_CHECKING:
     from huiyi.api import Huiyi
@@ -81,8 +82,8 @@ def show(
         for e in events:
             marks = "".join(
                 [
-                    " (shadowed)" if e.surface == "shadowed" else "",
-                    " (injected)" if e.injected else "",
+                    f" ({COMPACTED_MARK})" if e.surface == Surface.SHADOWED else "",
+                    f" ({INJECTED_MARK})" if e.injected else "",
                 ]
             )
             tool = f" {e.tool_name}" if e.tool_name else ""

@@ -8,8 +8,10 @@ on-disk formats, read by the real readers. They belong to the made-up workspace
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from huiyi.sources.base import Reader
+if TYPE_CHECKING:  # the readers load only to index the demo, not to name its workspace
+    from huiyi.sources.base import Reader
 
 DEMO_WORKSPACE = "/demo/acme-api"
 DATA = Path(__file__).with_name("data")

@@ -190,19 +190,42 @@ class RequestHandler:
             return Reply(failure=failure)
 
     def _search(self, request: Search) -> dict[str, Any]:
+        workspace, note = request.workspace, None
+        if workspace is not None and not request.everywhere:
+            workspace, note = self._demo_or(workspace)
         result = self.hy.search(
             request.query,
-            workspace=request.workspace,
+            workspace=workspace,
             all_workspaces=request.everywhere,
             limit=request.limit,
             layers=None if request.layer == "hybrid" else (request.layer,),
         )
-        return search_value(result, request.query, everywhere=request.everywhere)
+        value = search_value(result, request.query, everywhere=request.everywhere)
+        if note is not None:
+            value["notes"].insert(0, note)
+        return value
 
     def _recall(self, request: Recall) -> dict[str, Any]:
         """What `recall_history` returns to a caller in that workspace (and session); the logs
         are read first, as the agent's tool does."""
         self.hy.refresh()
-        caller = CallerContext(request.workspace, request.session, how="cli")
+        workspace, note = self._demo_or(request.workspace)
+        caller = CallerContext(workspace, request.session, how="cli")
         text = request.query or None
-        return {"text": self.hy.recall(caller).history(text, limit=request.limit).text}
+        value: dict[str, Any] = {
+            "text": self.hy.recall(caller).history(text, limit=request.limit).text
+        }
+        if note is not None:
+            value["note"] = note
+        return value
+
+    def _demo_or(self, workspace: str) -> tuple[str, str | None]:
+        """A person's workspace, or the bundled demo's while the index holds nothing else
+        (with a note that says so): the commands of the quick start run from any directory."""
+        demo = self.hy.demo_stand_in(workspace)
+        if demo is None:
+            return workspace, None
+        return demo, (
+            f"this workspace has no history yet, so this is the bundled demo's ({demo}); "
+            "once huiyi has indexed your agents' logs, each workspace shows its own"
+        )

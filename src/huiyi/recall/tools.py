@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from huiyi.errors import UsageError
+from huiyi.errors import NotFoundError, UsageError
 from huiyi.model import Event, Hit, Surface, kinds_to_read
 from huiyi.recall import skeleton
 from huiyi.recall.render import clean, event_label, one_line, plural, when
@@ -30,11 +30,12 @@ from huiyi.toolspec import (
     INJECT_MAX,
     INJECT_MIN,
     LIST_MAX,
-    QUERY_MAX,
+    QUERY_MAX,  # noqa: F401 (the tools' limits are read from here, this one too)
     READ_LAST_MAX,
     READ_MAX_CHARS,
     READ_MIN_CHARS,
     RECALL_TOOLS,
+    query_too_long,
 )
 
 if TYPE_CHECKING:
@@ -110,8 +111,8 @@ class Recall:
     def history(self, query: str | None = None, limit: int = 5) -> Delivered:
         """Search this workspace's other sessions; with no query, what compaction removed."""
         _check("limit", limit, 1, HISTORY_MAX)
-        if query is not None and len(query) > QUERY_MAX:
-            raise UsageError(f"query must be at most {QUERY_MAX} characters (got {len(query)})")
+        if query is not None and (too_long := query_too_long(query)):
+            raise UsageError(too_long)
         scope = Scope(self.conn, self.ctx)
         if query is None or not query.strip():
             return self._compacted_skeleton(scope)
@@ -220,6 +221,11 @@ class Recall:
 
     def _current_or_fail(self, scope: Scope) -> queries.SessionRow:
         current = scope.current()
+        if current is None and self.ctx.how == "cli" and self.ctx.session_id is not None:
+            # a person named a session: say which, not that none is known
+            raise NotFoundError(
+                f"no session {self.ctx.session_id!r} in workspace {self.ctx.workspace}"
+            )
         if current is None:
             raise UsageError(
                 "no current session is known, so there is no compacted part to recover; "

@@ -146,12 +146,17 @@ def totals(conn: sqlite3.Connection) -> dict[str, int]:
     }
 
 
-def per_source(conn: sqlite3.Connection) -> dict[str, dict[str, Any]]:
-    """Per source: files (gone, unreadable, refused), bad lines by reason, sessions, events."""
+def per_source(conn: sqlite3.Connection, bundled: str | None = None) -> dict[str, dict[str, Any]]:
+    """Per source: files (gone, unreadable, refused), bad lines by reason, sessions, events.
+
+    Files under the folder `bundled` (the demo history shipped in the package, which no scan
+    of a harness's own folders sees) are never counted as gone from disk."""
     sources: dict[str, dict[str, Any]] = {}
+    prefix = (bundled.rstrip("/") + "/") if bundled else "\x00"
     for source, files, missing, errors, refused in conn.execute(
-        "SELECT source, count(*), sum(missing), sum(error IS NOT NULL), sum(refused IS NOT NULL) "
-        "FROM files GROUP BY source"
+        "SELECT source, count(*), coalesce(sum(missing AND substr(path, 1, length(?)) != ?), 0), "
+        "sum(error IS NOT NULL), sum(refused IS NOT NULL) FROM files GROUP BY source",
+        (prefix, prefix),
     ):
         sources.setdefault(source, {}).update(
             files=files, missing_files=missing, unreadable_files=errors, refused_files=refused

@@ -444,3 +444,36 @@ def words_from(conn: sqlite3.Connection, prefix: str, *, limit: int) -> list[str
     end = prefix[:-1] + chr(ord(prefix[-1]) + 1)
     sql = f"SELECT term FROM {_vocabulary(conn)} WHERE term >= ? AND term < ? LIMIT ?"
     return [term for (term,) in conn.execute(sql, (prefix, end, limit))]
+
+
+#: a day in milliseconds
+_DAY_MS = 86_400_000
+
+
+def activity(
+    conn: sqlite3.Connection, workspace: str | None, *, days: int
+) -> list[tuple[str, str, int]]:
+    """(local date, source, messages) for each day of the `days` up to the last day a visible
+    session of the workspace (every workspace: `None`) was active: the words people and agents
+    wrote, not tool traffic or what the harness injected. Only sessions active in that window
+    are joined to their events (by the `(sid, seq)` index), so the cost follows the window,
+    not the history."""
+    scope, params = "s.is_private = 0 AND s.event_count > 0", []
+    if workspace is not None:
+        scope += " AND s.workspace = ?"
+        params.append(workspace)
+    last = conn.execute(
+        f"SELECT max(coalesce(s.updated, s.created)) FROM sessions s WHERE {scope}", params
+    ).fetchone()[0]
+    if last is None:
+        return []
+    start = int(last) - days * _DAY_MS
+    sql = (
+        "SELECT date(e.time / 1000, 'unixepoch', 'localtime') AS day, s.source, count(*) "
+        f"FROM sessions s JOIN events e ON e.sid = s.sid WHERE {scope} "
+        "AND coalesce(s.updated, s.created) >= ? AND e.time >= ? "
+        "AND e.kind IN ('user', 'assistant') AND e.injected = 0 "
+        "GROUP BY day, s.source ORDER BY day"
+    )
+    rows = conn.execute(sql, [*params, start, start]).fetchall()
+    return [(str(day), str(source), int(n)) for day, source, n in rows]

@@ -250,13 +250,27 @@ class _Views:
 
     # -- status --------------------------------------------------------------------------
 
-    async def _status(self, request: Request) -> Markup:
+    async def _status(self, request: Request, *, picture: bool = True) -> Markup:
+        """The Status view; without the picture for the script's refresh of the coverage."""
         page = self.page(request)
+
+        asked = request.query_params.get("ws", "")
 
         def read(hy: Huiyi) -> Markup:
             mem = hy.workspace_memory(self.home_workspace)
             files = [mem.store(t).paths.main for t in mem.targets()]
-            return status.status_view(page, hy.status(), files)
+            if not picture:
+                return status.status_view(page, hy.status(), files)
+            known = hy.workspaces()
+            chosen = asked if asked in known else None
+            drawn = status.activity_section(
+                page,
+                known,
+                chosen,
+                hy.activity(chosen),
+                hy.coverage(chosen, all_workspaces=chosen is None),
+            )
+            return status.status_view(page, hy.status(), files, drawn)
 
         return await self.index.run(read)
 
@@ -266,12 +280,23 @@ class _Views:
         return self.html(request, "status", title, h("<h1>{}</h1>", title) + body)
 
     async def status_part(self, request: Request) -> Response:
-        return HTMLResponse(await self._status(request))
+        return HTMLResponse(await self._status(request, picture=False))
 
     # -- the rest ------------------------------------------------------------------------
 
     async def home(self, request: Request) -> Response:
-        return RedirectResponse("/memory", status_code=303)
+        """The view with something to see: Memory when this workspace has history or
+        memory entries, else Sessions when any workspace has history, else Status (where
+        the logs were looked for)."""
+
+        def first(hy: Huiyi) -> str:
+            known = hy.workspaces()
+            mem = hy.workspace_memory(self.home_workspace)
+            if self.home_workspace in known or any(mem.entries(t) for t in mem.targets()):
+                return "/memory"
+            return "/sessions" if known else "/status"
+
+        return RedirectResponse(await self.index.run(first), status_code=303)
 
     async def language(self, request: Request) -> Response:
         form = await _form(request)

@@ -1,6 +1,6 @@
-"""The Status view: where each harness's logs were looked for, sessions and events per source,
-bad lines by reason, embedding coverage as a bar, index size, when a log was last read, and
-where the memory files are.
+"""The Status view: a picture of the history (`web.picture`), where each harness's logs were
+looked for, sessions and events per source, bad lines by reason, embedding coverage as a bar,
+index size, when a log was last read, and where the memory files are.
 
 Drawn from `Huiyi.status()` (doctor's counts without its integrity checks, which read the
 whole file) plus the memory stores' paths. While embedding runs (in `huiyi index` or the warm
@@ -17,15 +17,22 @@ from huiyi.text.dates import when
 from huiyi.web.history import SOURCES
 from huiyi.web.markup import Markup, h, join, safe
 from huiyi.web.pages import Page
+from huiyi.web.picture import activity_picture
 
-__all__ = ["status_view"]
+__all__ = ["activity_section", "status_view"]
 
 
 def _mb(size: int) -> str:
     return f"{size / 1_000_000:.1f} MB"
 
 
-def status_view(page: Page, status: Mapping[str, Any], memory_files: Sequence[Path]) -> Markup:
+def status_view(
+    page: Page,
+    status: Mapping[str, Any],
+    memory_files: Sequence[Path],
+    picture: Markup | None = None,
+) -> Markup:
+    """The view; `picture` is the activity section (`activity_section`), drawn first."""
     t = page.words
     emb = status["embeddings"]
     embedded, embeddable = int(emb["embedded"]), int(emb["embeddable"])
@@ -67,9 +74,20 @@ def status_view(page: Page, status: Mapping[str, Any], memory_files: Sequence[Pa
         (t("status.index"), safe(status["index"])),
     ]
     listed = join(h("<dt>{}</dt><dd>{}</dd>", k, v) for k, v in facts)
+    demo = status.get("demo")
+    notice = (
+        h(
+            '<p class="notice demo">{}</p>',
+            t("status.demo", demo["sessions"], demo["workspace"], demo["remove"]),
+        )
+        if demo
+        else Markup("")
+    )
     files = join(h("<li><code>{}</code></li>", safe(str(p))) for p in memory_files)
     return (
-        h('<section><h2>{}</h2><dl class="facts">{}</dl></section>', t("status.index"), listed)
+        notice
+        + (picture or Markup(""))
+        + h('<section><h2>{}</h2><dl class="facts">{}</dl></section>', t("status.index"), listed)
         + coverage
         + table
         + h('<section><h2>{}</h2><ul class="files">{}</ul></section>', t("status.memory"), files)
@@ -91,10 +109,49 @@ def _source(page: Page, name: str, data: Mapping[str, Any]) -> Markup:
         h("<li>{}: {}</li>", reason, f"{count:,}") for reason, count in sorted(bad.items())
     )
     return h(
-        "<tr><th>{}</th><td><ul>{}</ul></td><td>{}</td><td>{}</td><td><ul>{}</ul></td></tr>",
+        '<tr><th>{}</th><td data-label="{}"><ul>{}</ul></td><td data-label="{}">{}</td>'
+        '<td data-label="{}">{}</td><td data-label="{}"><ul>{}</ul></td></tr>',
         SOURCES.get(name, name),
+        t("status.where"),
         roots,
+        t("status.sessions"),
         f"{data.get('sessions', 0):,}",
+        t("status.events"),
         f"{data.get('events', 0):,}",
+        t("status.bad"),
         reasons or "0",
+    )
+
+
+def activity_section(
+    page: Page,
+    workspaces: Sequence[str],
+    chosen: str | None,
+    rows: Sequence[tuple[str, str, int]],
+    coverage: tuple[int, int],
+) -> Markup:
+    """The picture of the history (`picture.activity_picture`) under a choice of workspace
+    (every workspace by default)."""
+    t = page.words
+    options = join(
+        h(
+            '<option value="{}"{}>{}</option>',
+            w,
+            Markup(" selected" if w == (chosen or "") else ""),
+            w or t("status.everywhere"),
+        )
+        for w in ["", *workspaces]
+    )
+    form = h(
+        '<form class="ws" method="get" action="/status"><label>{} <select name="ws">{}</select>'
+        '</label> <button type="submit">{}</button></form>',
+        t("status.scope"),
+        options,
+        t("status.show"),
+    )
+    return h(
+        '<section id="activity"><h2>{}</h2>{}{}</section>',
+        t("status.activity"),
+        form,
+        activity_picture(page, rows, *coverage),
     )

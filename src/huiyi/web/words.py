@@ -7,6 +7,8 @@ in its own words. A test checks that both languages have every key.
 
 from __future__ import annotations
 
+from huiyi.model import COMPACTED_MARK, INJECTED_MARK
+
 __all__ = ["LANGS", "TEXT", "Words", "pick"]
 
 LANGS = ("en", "zh")
@@ -72,8 +74,8 @@ TEXT: dict[str, dict[str, str]] = {
         "reader.next": "Next page",
         "reader.pages": "Pages",
         "reader.none": "No events from here on.",
-        "reader.compacted": "compacted",
-        "reader.injected": "host-injected",
+        "reader.compacted": COMPACTED_MARK,
+        "reader.injected": INJECTED_MARK,
         "reader.cut": "[{} more characters not shown]",
         "kind.user": "User",
         "kind.assistant": "Assistant",
@@ -99,6 +101,16 @@ TEXT: dict[str, dict[str, str]] = {
         "status.found": "found",
         "status.missing": "not found",
         "status.memory": "Memory files",
+        "status.activity": "Activity",
+        "status.scope": "Workspace",
+        "status.everywhere": "every workspace",
+        "status.show": "Show",
+        "status.noactivity": "No messages indexed here yet.",
+        "status.bar": "{}: {} {} messages",
+        "status.embedded": "{} embedded ({} of {} messages)",
+        "status.picture": "Messages per day, {} to {}: {}; {} embedded.",
+        "status.demo": "The bundled demo history: {} sessions in {}. No agent logs were "
+        "found yet; once they are, each workspace shows its own. `{}` removes the demo.",
     },
     "zh": {
         "nav.label": "视图",
@@ -187,6 +199,16 @@ TEXT: dict[str, dict[str, str]] = {
         "status.found": "找到",
         "status.missing": "不存在",
         "status.memory": "记忆文件",
+        "status.activity": "活动",
+        "status.scope": "工作区",
+        "status.everywhere": "所有工作区",
+        "status.show": "显示",
+        "status.noactivity": "这里还没有索引任何消息。",
+        "status.bar": "{}：{} {} 条消息",
+        "status.embedded": "已嵌入 {}（{}/{} 条消息）",
+        "status.picture": "每天的消息，{} 至 {}：{}；已嵌入 {}。",
+        "status.demo": "内置演示历史：{} 个会话，位于 {}。尚未找到代理日志；"
+        "找到后每个工作区显示自己的历史。`{}` 可删除演示。",
     },
 }
 
