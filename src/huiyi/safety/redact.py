@@ -50,6 +50,7 @@ from huiyi.safety.exemptions import (
     TYPE_NAMES,
     VAR_REF,
 )
+from huiyi.safety.normalise import TOKEN_SPACES, View, view
 from huiyi.safety.secret_names import (
     AUTH_SCHEMES,
     CJK_KEYS,
@@ -159,8 +160,53 @@ def _is_exempt(value: str) -> bool:
 # The passes.
 # --------------------------------------------------------------------------------------------
 
-_Found = list[str]
+
+class _Found(list[str]):
+    """The families masked so far, and, while a scan is tracked, the edits of the current
+    pass: (start, end, replacement) in the coordinates of the text the pass was given."""
+
+    edits: list[tuple[int, int, str]] | None = None
+    regions: _Regions | None = None
+
+
 _Pass = Callable[[str, _Found], str]
+
+
+def _record(found: _Found, start: int, old: str, new: str) -> None:
+    """Note that `old` at `start` became `new`, trimmed to what changed (the key, the quotes
+    and the scheme in front of a value stay out of the edit)."""
+    if found.edits is None:
+        return
+    prefix = 0
+    limit = min(len(old), len(new))
+    while prefix < limit and old[prefix] == new[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < limit - prefix and old[-1 - suffix] == new[-1 - suffix]:
+        suffix += 1
+    found.edits.append((start + prefix, start + len(old) - suffix, new[prefix : len(new) - suffix]))
+
+
+def _sub(
+    pattern: re.Pattern[str], replace: Callable[[re.Match[str]], str], text: str, found: _Found
+) -> str:
+    """`pattern.sub(replace, text)`, recording each change when the scan is tracked."""
+    if found.edits is None:
+        return pattern.sub(replace, text)
+    out: list[str] = []
+    done = 0
+    for m in pattern.finditer(text):
+        new = replace(m)
+        if new == m[0]:
+            continue
+        out.append(text[done : m.start()])
+        out.append(new)
+        _record(found, m.start(), m[0], new)
+        done = m.end()
+    if not out:
+        return text
+    out.append(text[done:])
+    return "".join(out)
 
 
 def _gated(needles: tuple[str, ...], *, fold: bool = False) -> Callable[[_Pass], _Pass]:
@@ -194,7 +240,7 @@ def _simple(
             found.append(family)
             return mask(family)
 
-        return regex().sub(replace, text)
+        return _sub(regex(), replace, text, found)
 
     return run
 
@@ -241,10 +287,65 @@ def _prefixed(text: str, found: _Found) -> str:
         found.append(family)
         return mask(family)
 
-    return _prefixed_regex(present).sub(replace, text)
+    return _sub(_prefixed_regex(present), replace, text, found)
+
+
+@functools.cache
+def _split_token_regex() -> re.Pattern[str]:
+    """A run that starts with a vendor prefix and goes on after line breaks (`ghp_…` cut by a
+    terminal's width). Only prefixes of three characters or more that hold a separator or
+    are four long: a bare `SK` or `pat` starts too many words."""
+    needles = sorted(
+        {
+            n
+            for n in (
+                *(n for shape in VENDOR_SHAPES for n in shape.needles),
+                *(n for _, _, ns in PREFIXED for n in ns),
+            )
+            if len(n) >= 3 and (not n.isalnum() or len(n) >= 4) and "/" not in n
+        },
+        key=len,
+        reverse=True,
+    )
+    prefix = "|".join(re.escape(n) for n in needles)
+    return re.compile(
+        rf"(?<![A-Za-z0-9_\-.])(?:{prefix})[A-Za-z0-9_\-.]{{0,300}}+"
+        r"(?:\r?\n[A-Za-z0-9_\-.]{1,300}+){1,8}+"
+    )
+
+
+_LINE_BREAK = lazy(r"\r?\n")
+
+
+def _split_tokens(text: str, found: _Found) -> str:
+    """A vendor token split across lines, masked whole when the joined run is one: joined
+    only here, never in general (two ordinary lines joined make new runs: `MAX_TOKEN: 64` and
+    the next line), and only where the first line alone was no token."""
+    if "\n" not in text:
+        return text
+
+    def replace(m: re.Match[str]) -> str:
+        joined = _LINE_BREAK().sub("", m[0])
+        inner = _Found()
+        for run in (*_VENDOR_PASSES, _prefixed):
+            run(joined, inner)
+        if not inner:
+            return m[0]
+        found.extend(inner)
+        return mask(inner[0]) if len(inner) == 1 else " ".join(mask(f) for f in inner)
+
+    return _sub(_split_token_regex(), replace, text, found)
 
 
 # PEM private keys: a whole block, or the whole field when a block is unclosed or mismatched.
+def _whole_field(text: str, found: _Found) -> str:
+    found.append("private-key")
+    if found.edits is not None:
+        found.edits.clear()  # the field replaces this pass's earlier blocks
+    _record(found, 0, text, mask("private-key"))
+    return mask("private-key")
+
+
 _PEM_BEGIN = lazy(r"-----BEGIN ((?:[A-Z0-9]++ ){0,3})PRIVATE KEY( BLOCK)?-----", re.I)
 _PEM_END = lazy(r"-----END ((?:[A-Z0-9]++ ){0,3})PRIVATE KEY( BLOCK)?-----", re.I)
 
@@ -265,8 +366,7 @@ def _pem(text: str, found: _Found) -> str:
         begin = _PEM_BEGIN().search(text, pos)
         stop = begin.start() if begin else len(text)
         if _PEM_END().search(text, pos, stop):
-            found.append("private-key")
-            return whole
+            return _whole_field(text, found)
         if begin is None:
             out.append(text[pos:])
             return "".join(out)
@@ -276,11 +376,11 @@ def _pem(text: str, found: _Found) -> str:
             or _pem_kind(end) != _pem_kind(begin)
             or _PEM_BEGIN().search(text, begin.end(), end.start())
         ):
-            found.append("private-key")
-            return whole
+            return _whole_field(text, found)
         out.append(text[pos : begin.start()])
         out.append(whole)
         found.append("private-key")
+        _record(found, begin.start(), text[begin.start() : end.end()], whole)
         pos = end.end()
 
 
@@ -299,7 +399,7 @@ def _bearer(text: str, found: _Found) -> str:
         found.append("bearer")
         return m["head"] + mask("bearer")
 
-    return _BEARER().sub(replace, text)
+    return _sub(_BEARER(), replace, text, found)
 
 
 _AUTH_SCHEMES = _ci(*AUTH_SCHEMES)
@@ -330,7 +430,7 @@ def _authorization(text: str, found: _Found) -> str:
         found.append("authorization")
         return m["head"] + mask("authorization")
 
-    return _AUTHORIZATION().sub(replace, text)
+    return _sub(_AUTHORIZATION(), replace, text, found)
 
 
 # URLs: passwords in user:password@host, secret query parameters, random path segments.
@@ -348,7 +448,7 @@ def _url_password(text: str, found: _Found) -> str:
         found.append("url-password")
         return m["head"] + mask("url-password") + "@"
 
-    return _URL_PASSWORD().sub(replace, text)
+    return _sub(_URL_PASSWORD(), replace, text, found)
 
 
 _QUERY_SECRET = lazy(rf"(?P<head>[?&;]{_ci(*QUERY_NAMES)}=)(?P<value>[^&#\s'\"<>`]++)")
@@ -362,7 +462,7 @@ def _query_secret(text: str, found: _Found) -> str:
         found.append("query-secret")
         return m["head"] + mask("query-secret")
 
-    return _QUERY_SECRET().sub(replace, text)
+    return _sub(_QUERY_SECRET(), replace, text, found)
 
 
 _URL = lazy(r"(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]{0,31}+://[^\s'\"<>`]++")
@@ -392,7 +492,7 @@ def _url_token(text: str, found: _Found) -> str:
             return url
         return url[:slash] + _URL_SEGMENT().sub(replace_segment, url[slash:])
 
-    return _URL().sub(replace_url, text)
+    return _sub(_URL(), replace_url, text, found)
 
 
 # Credentials on command lines and in credential files (`safety.secret_shapes.CLI_SHAPES`).
@@ -427,7 +527,7 @@ def _cli_credentials(text: str, found: _Found) -> str:
                 m[0][: start - m.start()] + f"{quote}{mask(named)}{close}" + m[0][end - m.start() :]
             )
 
-        text = regex().sub(replace, text)
+        text = _sub(regex(), replace, text, found)
     return text
 
 
@@ -536,6 +636,7 @@ def _assignment(text: str, found: _Found) -> str:
         close = quote if quote and len(value) > len(quote) and value.endswith(quote) else ""
         out.append(text[done:v_start])
         out.append(f"{quote}[REDACTED:{family}]{close}")
+        _record(found, v_start, value, out[-1])
         done = v_end
     if not out:
         return text
@@ -557,13 +658,14 @@ def _high_entropy(text: str, found: _Found) -> str:
         found.append("high-entropy")
         return mask("high-entropy")
 
-    return LONG_RUN.sub(replace, text)
+    return _sub(LONG_RUN, replace, text, found)
 
 
 _PASSES: list[_Pass] = [
     _pem,
     *_VENDOR_PASSES,
     _prefixed,
+    _split_tokens,
     _bearer,
     _authorization,
     _url_password,
@@ -575,35 +677,114 @@ _PASSES: list[_Pass] = [
 ]
 
 
-def _scan(text: str) -> tuple[str, list[str]]:
-    if len(text) > MAX_FIELD_CHARS:
-        return mask("oversized"), ["oversized"]
-    # invisible characters go first: inside a token they would hide its shape
-    # (`ghp_ab\u200bcd…`), and on their own they carry text a reader never sees
-    text = strip_invisible(text)
-    found: list[str] = []
+def _scan(text: str, found: _Found) -> str:
+    """Every pass over `text`; with `found.edits` set, `_Regions` of what changed."""
     for run in _PASSES:
+        if found.edits is not None:
+            found.edits = []
+        before = text
         text = run(text, found)
+        if found.edits and found.regions is not None:
+            found.regions.apply(found.edits, before)
         if found and found[-1] == "private-key" and text == mask("private-key"):
             break
-    return text, found
+    return text
+
+
+class _Regions:
+    """What the passes changed, as spans of the current text and of the text first scanned.
+
+    Outside the regions the current text is the first one, shifted; a pass's edit that
+    touches a region absorbs it, so a mask that grows over an earlier mask maps back to both."""
+
+    __slots__ = ("spans",)
+
+    def __init__(self) -> None:
+        #: (start, end) in the current text, (start, end) in the text first scanned
+        self.spans: list[tuple[int, int, int, int]] = []
+
+    def apply(self, edits: list[tuple[int, int, str]], text: str) -> None:
+        """Carry the regions over the edits one pass made to `text` (sorted, apart)."""
+        old = self.spans
+        new: list[tuple[int, int, int, int]] = []
+        i = 0
+        shift = 0  # how much longer the new text is than the old, so far
+        delta = 0  # how much longer the old text is than the first, before position i
+        for start, end, replacement in edits:
+            while i < len(old) and old[i][1] <= start and not old[i][0] == start == end:
+                cs, ce, vs, ve = old[i]
+                new.append((cs + shift, ce + shift, vs, ve))
+                delta += (ce - cs) - (ve - vs)
+                i += 1
+            v_start = start - delta
+            inside: int | None = None  # the first text's end of a region `end` falls in
+            lo, hi = start, end
+            while i < len(old) and old[i][0] < end:
+                cs, ce, vs, ve = old[i]
+                v_start = min(v_start, vs)
+                delta += (ce - cs) - (ve - vs)
+                lo, hi = min(lo, cs), max(hi, ce)
+                inside = ve if end <= ce else None
+                i += 1
+            v_end = inside if inside is not None else max(v_start, end - delta)
+            # an edit that cuts into a region takes the whole region along
+            replacement = text[lo:start] + replacement + text[end:hi]
+            new.append((lo + shift, lo + shift + len(replacement), v_start, v_end))
+            shift += len(replacement) - (hi - lo)
+        new.extend((cs + shift, ce + shift, vs, ve) for cs, ce, vs, ve in old[i:])
+        self.spans = new
+
+
+def _rescan(text: str, found: _Found) -> str:
+    """`_scan` until nothing changes: a mask can expose a new shape (a key whose value was
+    glued to a masked run), in practice once more."""
+    masked = _scan(text, found)
+    before = 0
+    for _ in range(3):
+        if len(found) == before:
+            break
+        before = len(found)
+        masked = _scan(masked, found)
+    return masked
+
+
+def _view(text: str) -> View:
+    """The text as redaction reads it: `normalise.view` keeping case, with no-break spaces
+    inside a token joined (a line break inside one is `_split_tokens`' to judge)."""
+    if text.isascii() and "&" not in text and "%" not in text:
+        return View(text, text, None, None)
+    return view(text, casefold=False, joins=TOKEN_SPACES)
 
 
 def redact(text: str) -> Redacted:
     """Mask every known secret shape in `text`; `count` is the number of masks put in.
 
-    Idempotent: `redact(redact(t).text)` returns the same text with a count of 0. A mask can
-    expose a new shape (a key whose value was glued to a masked run), so text that had
-    secrets is scanned again until nothing changes (in practice once more).
+    The passes read `text` through the normaliser (`_view`: entities and escapes decoded,
+    compatibility forms and look-alikes folded, invisible characters dropped, split tokens
+    joined); each mask replaces exactly the characters of the original that the masked part of
+    the view came from, and the rest of the original is kept as it was, without its invisible
+    characters. Idempotent: `redact(redact(t).text)` returns the same text with a count of 0.
     """
-    masked, found = _scan(text)
-    count = len(found)
-    for _ in range(3):
-        if not found:
-            break
-        masked, found = _scan(masked)
-        count += len(found)
-    return Redacted(masked, count)
+    if len(text) > MAX_FIELD_CHARS:
+        return Redacted(mask("oversized"), 1)
+    seen = _view(text)
+    found = _Found()
+    if seen.same:
+        return Redacted(_rescan(text, found), len(found))
+    found.edits = []
+    regions = found.regions = _Regions()
+    masked = _rescan(seen.text, found)
+    out: list[str] = []
+    done = 0
+    for cs, ce, vs, ve in regions.spans:
+        start, end = seen.span(vs, ve)
+        if start < done:
+            continue  # two regions from one character of the original (an entity)
+        out.append(strip_invisible(text[done:start]))
+        out.append(masked[cs:ce])
+        done = max(done, end)
+    out.append(strip_invisible(text[done:]))
+    return Redacted("".join(out), len(found))
 
 
 def redact_many(texts: Iterable[str]) -> tuple[list[str], int]:
@@ -619,4 +800,7 @@ def redact_many(texts: Iterable[str]) -> tuple[list[str], int]:
 
 def secret_families(text: str) -> list[str]:
     """Names of the secret families found in `text`, each once, in the order first found."""
-    return list(dict.fromkeys(_scan(text)[1]))
+    found = _Found()
+    seen = _view(text)
+    _scan(seen.text, found)
+    return list(dict.fromkeys(found))
