@@ -509,8 +509,14 @@ def _cli_credentials(text: str, found: _Found) -> str:
             group = "line" if "line" in m.groupdict() and m["line"] is not None else "value"
             value = m[group]
             named = family
+            skip = 0  # characters of the value before the secret (`pass:` in openssl's)
             if family == "cli-flag":
-                if "=" in value:
+                inner = value.strip("\"'")
+                if inner.startswith(("env:", "file:", "fd:", "stdin")):
+                    return m[0]  # openssl's `-passin env:VAR`: where the secret is, not it
+                if inner.startswith("pass:"):
+                    skip = value.index("pass:") + 5
+                elif m["word"] in ("passin", "passout") or "=" in value:
                     return m[0]  # `--secret id=npmrc,src=…`: a spec, not the secret
                 named = _assignment_family(m["word"].replace("-", "_"), False)
             elif family == "xml":
@@ -521,7 +527,9 @@ def _cli_credentials(text: str, found: _Found) -> str:
                 return m[0]
             found.append(named)
             start, end = m.span(group) if group in m.groupdict() else m.span("value")
-            quote = value[0] if value[0] in "\"'" else ""
+            if skip:
+                start, value = start + skip, value[skip:]
+            quote = value[0] if value[:1] in ('"', "'") else ""
             close = quote if quote and value.endswith(quote) and len(value) > 1 else ""
             return (
                 m[0][: start - m.start()] + f"{quote}{mask(named)}{close}" + m[0][end - m.start() :]
@@ -538,21 +546,26 @@ def _cli_credentials(text: str, found: _Found) -> str:
 # The pattern runs on ASCII-lower-cased text (same length, so spans carry over to the
 # original): a plain literal alternation lets `re` skip ahead by first character instead of
 # trying every branch at every offset. The value is then read from the original text.
+_SEP = r"[ \t]{0,16}+(?:=>|:=|==|->|→|⇒|[:=：是为為])(?:\*\*|__)?[ \t]{0,16}+"
 _ASSIGNMENT = lazy(
     r"(?:(?P<key>(?:passwd|password|passphrase|pass|pwd|client[_\-]?secret|secret"
-    r"|credentials|credential|token|(?:" + "|".join(KEY_QUALIFIERS) + r")[_\-]?key)"
+    r"|credentials|credential|token|(?:" + "|".join(KEY_QUALIFIERS) + r")[_\-]?key|key)"
     r"(?:[_\-](?:base|value))?)(?![a-z0-9_.\-])(?:\\{0,7}+[\"'])?"
-    r"|(?P<cjk_key>" + "|".join(CJK_KEYS) + "))"
-    r"(?P<sep>[ \t]{0,16}+(?:=>|:=|==|[:=：])[ \t]{0,16}+)"
+    rf"(?P<sep>{_SEP})"
+    r"|(?P<cjk_key>" + "|".join(CJK_KEYS) + rf")(?P<cjk_sep>{_SEP}|[ \t]{{1,4}}+(?=[!-~])))"
     rf"(?P<value>{_VALUE_SPECIAL}"
     r"|(?:os\.environ|os\.getenv|process\.env|env)[^\s,;)}\]]{0,160}+[)\]]?"
     r"|\\{1,7}+\"[^\"\\\n]{0,4096}+\\{1,7}+\""  # JSON inside a JSON string: \"secret\"
     r"|\"(?:[^\"\\\n]|\\.)*+\"?"
     r"|'(?:[^'\\\n]|\\.)*+'?"
+    r"|`[^`\n]{1,512}+`"
     r"|[^\s'\"`,;)}\]，。；、）】」]++)"
 )
 _ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 _CODE_REF = lazy(CODE_REF)
+#: a call whose first argument is a string, a name or nothing: `getpass.getpass('Password: ')`
+_CODE_CALL = lazy(r"[A-Za-z_][A-Za-z0-9_.]{0,127}+\((?=[\"'A-Za-z_)])")
+_NOT_ASCII = lazy(r"[^\x00-\x7f]")
 
 
 _OPEN_QUOTE = lazy(r"\\{0,7}+[\"'`]")
@@ -577,6 +590,30 @@ def _is_code(value: str) -> bool:
     if value in CODE_WORDS or value.startswith(("$(", "`")):
         return True
     return _ATTRIBUTE_PATH().fullmatch(value) is not None
+
+
+def _name_char(ch: str) -> bool:
+    return ch.isalnum() or ch in "_-"
+
+
+def _password_like(value: str) -> bool:
+    """A value with a digit, mixed case or a symbol: not a plain word."""
+    return tokenish(value) or any(not c.isalnum() for c in value)
+
+
+def _bare_key_is_secret(text: str, start: int, end: int, sep: str, value: str) -> bool:
+    """A `key` with no qualifier is a secret's name only as an environment name
+    (`LOGDNA_INGESTION_KEY=…`, `WRITEKEY=…`) or a header (`Ocp-Apim-Subscription-Key: …`),
+    with a value that looks made by a machine; `primary_key = "id"` and `key: password` are
+    code and config."""
+    begin = start
+    while begin > 0 and start - begin < 64 and _name_char(text[begin - 1]):
+        begin -= 1
+    name = text[begin:end]
+    inner = _unquote(value.strip())
+    if "-" in name and ":" in sep:
+        return len(inner) >= 16 and tokenish(inner)
+    return name.isupper() and len(name) > 3 and len(inner) >= 8 and tokenish(inner)
 
 
 @functools.lru_cache(maxsize=256)
@@ -618,10 +655,34 @@ def _assignment(text: str, found: _Found) -> str:
             continue
         v_start, v_end = m.span("value")
         value = text[v_start:v_end]
-        if _is_exempt(value) or _CODE_REF().fullmatch(value) or _is_code(value):
+        sep = m["sep"] if word is not None else m["cjk_sep"]
+        if word is None:
+            # after a Chinese key the value is written in ASCII (`密码：hunter2`), not
+            # Chinese words (`密码是必填项`), and ends where the Chinese resumes
+            if not "!" <= value[:1] <= "~":
+                continue
+            cut = _NOT_ASCII().search(value)
+            if cut:
+                v_end = v_start + cut.start()
+                value = value[: cut.start()]
+            if not sep.strip() and not (len(value) >= 6 and _password_like(value)):
+                continue  # `密码 错误`, `密码 policy`: no separator, no secret
+        elif word == "key" and not _bare_key_is_secret(text, start, m.end("key"), sep, value):
             continue
-        if value in TYPE_NAMES and ":" in m["sep"]:
+        # a value in backticks after `:` or an arrow is quoted (Markdown: `password → `…``);
+        # after `=` it is a command substitution (`PASSWORD=`cat /run/secrets/db``)
+        quoted = value[:1] == "`" and "=" not in sep
+        if (
+            _is_exempt(value.strip("`") if quoted else value)
+            or _CODE_REF().fullmatch(value)
+            or _CODE_CALL().match(text, v_start)
+            or (_is_code(value) and not quoted)
+        ):
             continue
+        if value in TYPE_NAMES and ":" in sep:
+            continue
+        if len(value) <= 3 and not any(c.isalnum() for c in value):
+            continue  # `'Password: ')`: the string ends, no value follows
         if word is None:
             family = _assignment_family(m["cjk_key"], False)
         else:
@@ -631,8 +692,8 @@ def _assignment(text: str, found: _Found) -> str:
         if family != "password" and len(value) <= 4 and value.isdigit():
             continue  # MAX_TOKEN = 64: a setting, not a secret
         found.append(family)
-        quoted = _OPEN_QUOTE().match(value)
-        quote = quoted[0] if quoted else ""
+        opening = _OPEN_QUOTE().match(value)
+        quote = opening[0] if opening else ""
         close = quote if quote and len(value) > len(quote) and value.endswith(quote) else ""
         out.append(text[done:v_start])
         out.append(f"{quote}[REDACTED:{family}]{close}")

@@ -205,10 +205,48 @@ PREFIXED: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 # names the secret `value` (a netrc line's, `line`) and, for `cli-flag` and `xml`, the `word`
 # that names the secret: (family, pattern, needles).
 _CLI_VALUE = r"(?P<value>\"[^\"\n]{1,512}+\"|'[^'\n]{1,512}+'|[^\s'\"\-<>|&;][^\s'\"]{0,511}+)"
+#: a value glued to its flag (`-pSECRET`, `-p"SECRET"`)
+_GLUED_VALUE = r"(?P<value>\"[^\"\n]{1,512}+\"|'[^'\n]{1,512}+'|[^\s'\"\-<>|&;][^\s'\"]{0,511}+)"
+#: the rest of a command line, up to a pipe, a `;`, an `&` or the end of the line
+_ARGS = r"[^\n|;&]{0,200}?"
+
+#: Tools whose short flag takes a password, by family of tool, and how the value follows
+#: (` ` spaced, `` glued, or either): the flag means something else in other tools (`-p` is a
+#: port to ssh and psql, `-w` a word to grep), so it counts only after one of these names.
+PASSWORD_FLAGS: tuple[tuple[str, str, str], ...] = (
+    # LDAP clients: -w secret, -wsecret
+    ("ldapsearch|ldapmodify|ldapadd|ldapdelete|ldappasswd|ldapwhoami|ldapcompare|ldapmodrdn"
+     "|ldapexop|ldapurl", "-w", "either"),
+    # archivers: zip -P secret, 7z -psecret, unrar -psecret
+    ("zip|unzip|zipcloak|zipsplit", "-P", "spaced"),
+    ("7z|7za|7zr|7zz|rar|unrar", "-p", "glued"),
+    # database clients and shells
+    ("mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport|mongostat|mongotop"
+     "|mongofiles|cqlsh|ncftp|ncftpput|ncftpget|ncftpls", "-p", "spaced"),
+    ("sqlcmd|bcp|osql|isql|tsql", "-P", "either"),
+    ("vsql", "-w", "either"),
+    # cloud and cluster logins: oc login -p secret
+    ("oc|az|cf|argocd|ibmcloud|crc", "-p", "spaced"),
+    # encryption: openssl enc -k secret
+    ("openssl", "-k", "spaced"),
+)  # fmt: skip
+
+
+def _password_flag(tools: str, flag: str, follows: str) -> str:
+    gap = {"spaced": r"[ \t]++", "glued": "", "either": r"[ \t]*+"}[follows]
+    value = _GLUED_VALUE if follows == "glued" else _CLI_VALUE
+    return rf"(?<![\w.\-/])(?:{tools})(?:\.exe)?[ \t]{_ARGS}(?<=[ \t]){flag}{gap}{value}"
+
+
+_FLAG_WORDS = (
+    "password|passwd|passphrase|pass|storepass|keypass|srcstorepass|deststorepass|srckeypass"
+    "|destkeypass|passin|passout|token|secret|api-key|apikey|access-key|secret-key|client-secret"
+)
 CLI_SHAPES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     (
         "password",
-        r"\b(?:docker|podman|nerdctl|helm|skopeo|buildah|oras|crane|regctl)\b[^\n|;&]{0,160}?"
+        r"\b(?:docker|podman|nerdctl|helm|skopeo|buildah|oras|crane|regctl|oc|az|cf|argocd"
+        r"|ibmcloud)\b[^\n|;&]{0,160}?"
         r"\blogin\b[^\n|;&]{0,200}?[ \t](?:-p|--password)(?:[ \t]++|=)" + _CLI_VALUE,
         ("login",),
     ),
@@ -230,11 +268,48 @@ CLI_SHAPES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
         r"-a[ \t]++|--auth(?:[ \t]++|=))[\"']?[^\s:\"'@]{0,128}+:(?P<value>[^\s\"'@]{1,512}+)",
         ("curl", "http", "xh"),
     ),
+    *(
+        ("password", _password_flag(tools, flag, follows), tuple(tools.split("|")))
+        for tools, flag, follows in PASSWORD_FLAGS
+    ),
+    # smbclient -U 'DOMAIN\user%secret', lftp -u user,secret
+    (
+        "password",
+        r"\b(?:smbclient|rpcclient|smbmap|smbcacls|smbget|winexe|nxc|crackmapexec)\b"
+        r"[^\n|;&]{0,200}?[ \t](?:-U|--user(?:name)?)(?:[ \t]++|=)[\"']?[^\s%\"']{1,128}+%"
+        r"(?P<value>[^\s\"']{1,512}+)",
+        ("smb", "rpcclient", "winexe", "nxc", "crackmapexec"),
+    ),
+    (
+        "password",
+        r"\blftp\b[^\n|;&]{0,200}?[ \t]-u[ \t]++[\"']?[^\s,\"']{1,128}+,"
+        r"(?P<value>[^\s\"']{1,512}+)",
+        ("lftp",),
+    ),
+    # passwords as positional arguments: htpasswd -b FILE USER PASSWORD,
+    # rabbitmqctl add_user USER PASSWORD
+    (
+        "password",
+        r"\bhtpasswd[ \t]++(?:-[A-Za-z]{1,8}+[ \t]++){0,3}-[A-Za-z]{0,6}?b[A-Za-z]{0,6}+[ \t]++"
+        r"(?:-[A-Za-z]{1,8}+[ \t]++){0,3}[^\s\-]\S{0,255}+[ \t]++\S{1,128}+[ \t]++" + _CLI_VALUE,
+        ("htpasswd",),
+    ),
+    (
+        "password",
+        r"\brabbitmqctl[ \t]++(?:add_user|change_password)[ \t]++\S{1,128}+[ \t]++" + _CLI_VALUE,
+        ("rabbitmqctl",),
+    ),
+    # Bundler's per-host credentials: BUNDLE_GEMS__EXAMPLE__COM=user:secret
+    (
+        "password",
+        r"\bBUNDLE_[A-Z0-9_]{1,100}+__[A-Z0-9_]{1,100}+[ \t]*+[=:][ \t]*+[\"']?[^\s:\"']{1,128}+:"
+        r"(?P<value>[^\s\"']{1,512}+)",
+        ("BUNDLE_",),
+    ),
     (
         "cli-flag",
-        r"(?<![\w-])--(?:[a-z0-9]{1,20}-){0,3}(?P<word>password|passwd|token|secret|api-key|"
-        r"apikey|access-key|secret-key|client-secret)[ \t]++" + _CLI_VALUE,
-        ("--",),
+        rf"(?<![\w-])--?(?:[a-z0-9]{{1,20}}-){{0,3}}(?P<word>{_FLAG_WORDS})[ \t]++" + _CLI_VALUE,
+        ("-",),
     ),
     (
         "password",
@@ -245,8 +320,8 @@ CLI_SHAPES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ),
     (
         "xml",
-        r"\b[Kk]ey[ \t]*+=[ \t]*+\"(?P<word>[^\"\n]{0,64}?)\"[ \t]++[Vv]alue[ \t]*+=[ \t]*+\""
-        r"(?P<value>[^\"\n]{1,512}+)\"",
+        r"\b(?:[Kk]ey|[Nn]ame)[ \t]*+=[ \t]*+\"(?P<word>[^\"\n]{0,64}?)\"[ \t]++"
+        r"[Vv]alue[ \t]*+=[ \t]*+\"(?P<value>[^\"\n]{1,512}+)\"",
         ("alue",),
     ),
 )  # fmt: skip
