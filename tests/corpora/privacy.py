@@ -1,3 +1,4 @@
+# ruff: noqa: E501 (a corpus: one case per line reads best)
 """Private-session markers as people type them, and titles that only look like one.
 
 `markers()` generates titles and first messages that carry a marker: every bracket pair of
@@ -35,8 +36,16 @@ _NO_RECALL = ["no-recall", "no recall", "no_recall", "norecall", "no.recall", "n
 WORDS = ["私密", "不参与回忆", "不參與回憶", "不参与回憶", *_NO_RECALL]
 
 _TITLES = [
-    "工资表整理", "deploy plans for Q3", "体检报告", "reset the family router", "面试复盘",
-    "API refactor", "租房合同", "salary review", "病历摘要", "tax return 2025",
+    "工资表整理",
+    "deploy plans for Q3",
+    "体检报告",
+    "reset the family router",
+    "面试复盘",
+    "API refactor",
+    "租房合同",
+    "salary review",
+    "病历摘要",
+    "tax return 2025",
 ]
 
 
@@ -44,7 +53,12 @@ def _case(word: str, rng: random.Random) -> str:
     if not word.isascii():
         return word
     style = rng.randrange(4)
-    return [word, word.upper(), word.title(), "".join(c.upper() if rng.random() < 0.5 else c for c in word)][style]
+    return [
+        word,
+        word.upper(),
+        word.title(),
+        "".join(c.upper() if rng.random() < 0.5 else c for c in word),
+    ][style]
 
 
 def _pad(rng: random.Random) -> str:
@@ -75,12 +89,18 @@ _TRICKS: dict[str, Callable[[str, random.Random], str]] = {
     "cyrillic": DISGUISES["cyrillic"],
     "greek": DISGUISES["greek"],
     "math-bold": DISGUISES["math-bold"],
-    "zero-width": lambda t, r: "".join(c + (r.choice("\u200b\u200c\u200d\u2060") if r.random() < 0.4 else "") for c in t),
+    "zero-width": lambda t, r: "".join(
+        c + (r.choice("\u200b\u200c\u200d\u2060") if r.random() < 0.4 else "") for c in t
+    ),
     "soft-hyphen": lambda t, r: "".join(c + ("\u00ad" if r.random() < 0.3 else "") for c in t),
-    "combining": lambda t, r: "".join(c + ("\u0301" if c.isalpha() and r.random() < 0.3 else "") for c in t),
+    "combining": lambda t, r: "".join(
+        c + ("\u0301" if c.isalpha() and r.random() < 0.3 else "") for c in t
+    ),
     "bidi": lambda t, r: "\u202e" + t + "\u202c",
     "variation": lambda t, r: "".join(c + ("\ufe0f" if r.random() < 0.3 else "") for c in t),
-    "newline": lambda t, r: t[: max(1, len(t) // 2)] + r.choice(["\n", "\r\n"]) + t[max(1, len(t) // 2) :],
+    "newline": lambda t, r: (
+        t[: max(1, len(t) // 2)] + r.choice(["\n", "\r\n"]) + t[max(1, len(t) // 2) :]
+    ),
     "entities": _entities,
     "named-entities": lambda t, r: html.escape(t),
     "percent": _percent,
@@ -144,7 +164,12 @@ class Subagent:
 
 def subagent_cases() -> list[Subagent]:
     rng = random.Random(5)
-    marks = ["[私密] payroll", "【no-recall】 payroll", "payroll (不参与回忆)", "[No Recall] payroll"]
+    marks = [
+        "[私密] payroll",
+        "【no-recall】 payroll",
+        "payroll (不参与回忆)",
+        "[No Recall] payroll",
+    ]
     out = []
     for harness in ("dsh", "claude-sidechain", "claude-agent-file", "codex"):
         for parent_first in (True, False):

@@ -1,3 +1,4 @@
+# ruff: noqa: E501 (a corpus: one case per line reads best)
 """Secrets as sessions hold them, by family, and ordinary text that holds none.
 
 `cases()` builds several hundred texts, each with one synthetic secret planted the way people
@@ -122,8 +123,12 @@ def leaked(case: Case, text: str) -> bool:
 _Maker = Callable[[random.Random], tuple[str, str]]
 
 _CLI: list[Callable[[str, random.Random], str]] = [
-    lambda p, r: f'ldapsearch -x -H ldap://ldap.corp.internal -D "cn=admin,dc=corp" -w {p} -b "dc=corp" "(uid=jdoe)"',
-    lambda p, r: f"ldapmodify -H ldaps://dir.example.org -D cn=Manager,dc=example,dc=org -w '{p}' -f change.ldif",
+    lambda p, r: (
+        f'ldapsearch -x -H ldap://ldap.corp.internal -D "cn=admin,dc=corp" -w {p} -b "dc=corp" "(uid=jdoe)"'
+    ),
+    lambda p, r: (
+        f"ldapmodify -H ldaps://dir.example.org -D cn=Manager,dc=example,dc=org -w '{p}' -f change.ldif"
+    ),
     lambda p, r: f'ldapadd -x -D "cn=admin,dc=acme,dc=io" -w"{p}" -f users.ldif',
     lambda p, r: f"ldappasswd -x -D cn=admin,dc=acme -w {p} -s newpass uid=bob,ou=people,dc=acme",
     lambda p, r: f"zip -P {p} -r backup-{r.randrange(100)}.zip ./exports",
@@ -133,15 +138,23 @@ _CLI: list[Callable[[str, random.Random], str]] = [
     lambda p, r: f"unrar x -p{p} parts.rar /srv/restore/",
     lambda p, r: f"unzip -P {p} invoices.zip -d invoices",
     lambda p, r: f"openssl enc -aes-256-cbc -salt -pass pass:{p} -in db.sql -out db.sql.enc",
-    lambda p, r: f"openssl pkcs12 -export -in cert.pem -inkey key.pem -out bundle.p12 -passout pass:{p}",
+    lambda p, r: (
+        f"openssl pkcs12 -export -in cert.pem -inkey key.pem -out bundle.p12 -passout pass:{p}"
+    ),
     lambda p, r: f"openssl rsa -in server.key -passin 'pass:{p}' -out server.nopass.key",
-    lambda p, r: f"keytool -genkeypair -alias app -keystore app.jks -storepass {p} -keypass {p} -dname CN=app",
-    lambda p, r: f"keytool -importkeystore -srckeystore a.p12 -srcstorepass '{p}' -destkeystore b.jks -deststorepass changeit",
+    lambda p, r: (
+        f"keytool -genkeypair -alias app -keystore app.jks -storepass {p} -keypass {p} -dname CN=app"
+    ),
+    lambda p, r: (
+        f"keytool -importkeystore -srckeystore a.p12 -srcstorepass '{p}' -destkeystore b.jks -deststorepass changeit"
+    ),
     lambda p, r: f"jarsigner -keystore release.jks -storepass {p} app.apk release",
     lambda p, r: f"mongo -u admin -p {p} --authenticationDatabase admin mongodb.internal/app",
     lambda p, r: f'mongosh "mongodb://db.internal:27017/app" --username app --password {p}',
     lambda p, r: f"mongodump --host rs0/db1:27017 -u backup -p '{p}' --out /backups/$(date +%F)",
-    lambda p, r: f"mongoimport --uri mongodb://db:27017/shop -u loader --password={p} --file items.json",
+    lambda p, r: (
+        f"mongoimport --uri mongodb://db:27017/shop -u loader --password={p} --file items.json"
+    ),
     lambda p, r: f'sqlcmd -S tcp:sql.corp.local,1433 -U sa -P {p} -Q "SELECT @@VERSION"',
     lambda p, r: f"bcp dbo.Orders out orders.dat -S sqlprod -U etl -P{p} -c",
     lambda p, r: f"smbclient //fileserver/finance -U 'CORP\\jdoe%{p}' -c 'ls'",
@@ -203,10 +216,14 @@ def _cjk(rng: random.Random) -> Iterator[Case]:
 
 _XML_MD: list[Callable[[str], str]] = [
     lambda p: f"<password>{p}</password>",
-    lambda p: f"<servers>\n  <server>\n    <id>nexus</id>\n    <username>deploy</username>\n    <password>{p}</password>\n  </server>\n</servers>",
+    lambda p: (
+        f"<servers>\n  <server>\n    <id>nexus</id>\n    <username>deploy</username>\n    <password>{p}</password>\n  </server>\n</servers>"
+    ),
     lambda p: f'<property name="db.password" value="{p}"/>',
     lambda p: f'<entry key="smtp.password">{p}</entry>',
-    lambda p: f'<add name="Main" connectionString="Server=sql01;Database=Shop;User Id=shop;Password={p};" />',
+    lambda p: (
+        f'<add name="Main" connectionString="Server=sql01;Database=Shop;User Id=shop;Password={p};" />'
+    ),
     lambda p: f"<DbPassword>{p}</DbPassword>",
     lambda p: f'<credential user="svc" secret="{p}"/>',
     lambda p: f"| name | value |\n|---|---|\n| DB_PASSWORD | `{p}` |",
@@ -263,7 +280,9 @@ def _config(rng: random.Random) -> Iterator[Case]:
         auth = _b64(f"robot$ci:{password(rng)}")
         yield Case(
             "config",
-            '{\n  "auths": {\n    "registry.example.com": {\n      "auth": "' + auth + '"\n    }\n  }\n}',
+            '{\n  "auths": {\n    "registry.example.com": {\n      "auth": "'
+            + auth
+            + '"\n    }\n  }\n}',
             auth,
         )
         kube_tok = "eyJhbGciOiJSUzI1NiIsImtpZCI6I" + _chars(rng, 60) + "." + _chars(rng, 80)
@@ -291,9 +310,15 @@ def _config(rng: random.Random) -> Iterator[Case]:
             key,
         )
         p = password(rng)
-        yield Case("config", f"[distutils]\nindex-servers = corp\n\n[corp]\nusername = ci\npassword = {p}", p)
+        yield Case(
+            "config",
+            f"[distutils]\nindex-servers = corp\n\n[corp]\nusername = ci\npassword = {p}",
+            p,
+        )
         p = password(rng)
-        yield Case("config", f"jdbc:sqlserver://sql01:1433;databaseName=hr;user=hr;password={p};", p)
+        yield Case(
+            "config", f"jdbc:sqlserver://sql01:1433;databaseName=hr;user=hr;password={p};", p
+        )
         p = password(rng)
         yield Case("config", f"spring:\n  datasource:\n    username: app\n    password: '{p}'", p)
         p = password(rng)
@@ -338,7 +363,10 @@ def _vendor_tokens(rng: random.Random) -> list[tuple[str, str]]:
             + "/"
             + uid,
         ),
-        ("sentry-dsn", f"https://{_chars(rng, 32, HEX)}@o{rng.randrange(10**5, 10**6)}.ingest.sentry.io/{rng.randrange(10**6)}"),
+        (
+            "sentry-dsn",
+            f"https://{_chars(rng, 32, HEX)}@o{rng.randrange(10**5, 10**6)}.ingest.sentry.io/{rng.randrange(10**6)}",
+        ),
         ("razorpay", "rzp_live_" + _chars(rng, 14)),
         ("supabase", "sbp_" + _chars(rng, 40, HEX)),
         ("buildkite", "bkua_" + _chars(rng, 40, HEX)),
@@ -444,7 +472,9 @@ DISGUISES: dict[str, Disguise] = {
     "full-width": lambda t, r: "".join(_FULLWIDTH.get(c, c) for c in t),
     "nbsp": lambda t, r: _sprinkle(t, r, "\u00a0", r.randrange(6, 12)),
     "narrow-nbsp": lambda t, r: _sprinkle(t, r, "\u202f", r.randrange(6, 12)),
-    "combining": lambda t, r: _sprinkle(t, r, r.choice("\u0301\u0308\u0327\u0336"), r.randrange(3, 7)),
+    "combining": lambda t, r: _sprinkle(
+        t, r, r.choice("\u0301\u0308\u0327\u0336"), r.randrange(3, 7)
+    ),
     "zero-width": lambda t, r: _sprinkle(t, r, r.choice("\u200b\u200c\u200d\u2060\ufeff"), 5),
     "soft-hyphen": lambda t, r: _sprinkle(t, r, "\u00ad", r.randrange(3, 6)),
     "newline": lambda t, r: t[: len(t) // 2] + "\n" + t[len(t) // 2 :],
@@ -452,9 +482,7 @@ DISGUISES: dict[str, Disguise] = {
     "html-entities": lambda t, r: "".join(
         f"&#{ord(c)};" if c in "_=:-\"'" or r.random() < 0.15 else c for c in t
     ),
-    "hex-entities": lambda t, r: "".join(
-        f"&#x{ord(c):x};" if r.random() < 0.3 else c for c in t
-    ),
+    "hex-entities": lambda t, r: "".join(f"&#x{ord(c):x};" if r.random() < 0.3 else c for c in t),
     "named-entities": lambda t, r: html.escape(t, quote=True).replace("=", "&equals;"),
     "percent": lambda t, r: "".join(
         f"%{ord(c):02X}" if c in "_=:-\"' " or r.random() < 0.2 else c for c in t
@@ -476,7 +504,13 @@ def _named_secrets(rng: random.Random) -> list[tuple[str, str]]:
         ("sk-proj-" + _chars(rng, 48),) * 2,
         ("AKIA" + _chars(rng, 16, string.ascii_uppercase + string.digits),) * 2,
         ("glpat-" + _chars(rng, 20),) * 2,
-        ("xoxb-" + "-".join(str(rng.randrange(10**11, 10**12)) for _ in range(2)) + "-" + _chars(rng, 24),) * 2,
+        (
+            "xoxb-"
+            + "-".join(str(rng.randrange(10**11, 10**12)) for _ in range(2))
+            + "-"
+            + _chars(rng, 24),
+        )
+        * 2,
         ("hf_" + _chars(rng, 34),) * 2,
         ("sk-ant-api03-" + _chars(rng, 60),) * 2,
         ("AIza" + _chars(rng, 35),) * 2,
@@ -527,7 +561,7 @@ _ORDINARY_FIXED = [
     "| name | type | default |\n|---|---|---|\n| timeout | int | 30 |",
     "| 字段 | 说明 |\n|---|---|\n| password_hash | bcrypt 之后的哈希 |",
     "| user | role |\n| --- | --- |\n| admin | owner |",
-    "<password-policy min-length=\"12\" require-digit=\"true\"/>",
+    '<password-policy min-length="12" require-digit="true"/>',
     "<passwordEncoder>bcrypt</passwordEncoder>",
     "<token-endpoint>https://auth.example.com/oauth/token</token-endpoint>",
     "密码是必填项，长度至少 12 位。",
@@ -567,7 +601,7 @@ _ORDINARY_FIXED = [
     "PRIMARY_KEY=id\nPARTITION_KEY=tenant",
     "the signing key rotates monthly; the fingerprint is in the wiki",
     "X-Request-Id: 7f3a9c0e-12b4-4d68-9e1f-0a2b3c4d5e6f",
-    "ETag: \"33a64df551425fcc55e4d42a148795d9f25f89d4\"",
+    'ETag: "33a64df551425fcc55e4d42a148795d9f25f89d4"',
     "sha256sum: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08  file.txt",
     "commit 3f2a9c1b7e4d6a8f0c2e5b7d9a1c3e5f7b9d1a3c\nAuthor: Ana <ana@example.com>",
     "Merge pull request #412 from acme/feature/token-refresh",
@@ -612,7 +646,7 @@ def ordinary() -> list[str]:
                     f"{ident.upper()}_TIMEOUT = {rng.randrange(1, 600)}",
                     f"for {ident} in {ident}s: total += len({ident})",
                     f"src/app/{ident}/test_{ident}.py::test_{ident}_roundtrip PASSED",
-                    f"  File \"/app/{ident}.py\", line {rng.randrange(1, 900)}, in {ident}",
+                    f'  File "/app/{ident}.py", line {rng.randrange(1, 900)}, in {ident}',
                     f"{ident}: Optional[str] = None",
                     f"git log --oneline -- src/{ident}.py | head",
                     f"第 {rng.randrange(1, 99)} 行：{ident} 为空时直接返回。",
@@ -634,7 +668,11 @@ def ordinary() -> list[str]:
                 f"{_chars(rng, 56, HEX)}/numpy-1.26.4-cp311-linux_x86_64.whl"
             )
         elif kind == 4:
-            out.append(f"2026-03-0{rng.randrange(1, 9)}T10:{rng.randrange(10, 59)}:00Z INFO worker={rng.randrange(1, 8)} queue=default jobs={rng.randrange(100)}")
+            out.append(
+                f"2026-03-0{rng.randrange(1, 9)}T10:{rng.randrange(10, 59)}:00Z INFO worker={rng.randrange(1, 8)} queue=default jobs={rng.randrange(100)}"
+            )
         else:
-            out.append(f"v{rng.randrange(0, 9)}.{rng.randrange(0, 40)}.{rng.randrange(0, 9)} released; changelog at https://github.com/acme/app/releases")
+            out.append(
+                f"v{rng.randrange(0, 9)}.{rng.randrange(0, 40)}.{rng.randrange(0, 9)} released; changelog at https://github.com/acme/app/releases"
+            )
     return out

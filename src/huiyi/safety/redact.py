@@ -34,6 +34,7 @@ Why it is shaped this way:
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import string
 from collections.abc import Callable, Iterable
@@ -414,7 +415,8 @@ _AUTHORIZATION = lazy(
     r"(?<![A-Za-z0-9_\-])(?P<head>"
     + _ci("proxy-authorization", "authorization")
     + r"[\"']?[ \t]*+(?:=>|[:=])[ \t]*+(?:[fbr]?[\"'])?[ \t]*+"
-    + rf"(?:{_AUTH_SCHEMES}[ \t]++)?)"
+    # a known scheme, or any word followed by a long credential (`Splunk <token>`)
+    + rf"(?:{_AUTH_SCHEMES}[ \t]++|[A-Za-z]{{2,20}}+[ \t]++(?=[^\s\"'`,;]{{16}}))?)"
     rf"(?P<value>{_VALUE_SPECIAL}|[^\s\"'`,;]++)"
 )
 
@@ -434,21 +436,54 @@ def _authorization(text: str, found: _Found) -> str:
 
 
 # URLs: passwords in user:password@host, secret query parameters, random path segments.
-_URL_PASSWORD = lazy(
-    r"(?<![A-Za-z0-9+.\-])(?P<head>[A-Za-z][A-Za-z0-9+.\-]{0,31}+://"
-    r"[^\s:/?#@'\"<>\[\]]{0,256}+:)(?P<value>[^\s/?#@'\"<>]{1,1024}+)@"
+# The password runs to the last `@` that a host follows, so one holding `@`, `#` or `/`
+# (`postgres://app:p@ss#1/x@db:5432/app`) is masked whole; an `@` after a `/` starts a path
+# segment (`/@types/node`), not a host.
+_URL_USERINFO = lazy(
+    r"(?<![A-Za-z0-9+.\-])(?P<head>[A-Za-z][A-Za-z0-9+.\-]{0,31}+://)"
+    r"(?P<info>[^\s'\"<>]{1,1024}+)"
 )
+_URL_HOST = lazy(r"[A-Za-z0-9](?:[A-Za-z0-9\-.]{0,253}+)(?::[0-9]{1,5}+)?(?=[/?#\s'\"<>]|$)")
+_URL_USER = lazy(r"[^\s:/?#@'\"<>\[\]]{0,256}+")
+
+
+def _url_at(info: str) -> int:
+    """Where the host starts in what follows `scheme://` (after the userinfo's `@`), or -1."""
+    at = -1
+    i = info.find("@")
+    while i >= 0:
+        if at >= 0 and "/" in info[at:i]:
+            break  # the path has begun
+        if (i == 0 or info[i - 1] != "/") and _URL_HOST().match(info, i + 1):
+            at = i
+        i = info.find("@", i + 1)
+    return at
 
 
 @_gated(("://",))
 def _url_password(text: str, found: _Found) -> str:
     def replace(m: re.Match[str]) -> str:
-        if _is_exempt(m["value"]):
+        info = m["info"]
+        if "@" not in info:
             return m[0]
-        found.append("url-password")
-        return m["head"] + mask("url-password") + "@"
+        at = _url_at(info)
+        user = _URL_USER().match(info)
+        if at < 0 or user is None:
+            return m[0]
+        if user.end() < at and info[user.end()] == ":":
+            value = info[user.end() + 1 : at]
+            if not value or _is_exempt(value):
+                return m[0]
+            found.append("url-password")
+            return m["head"] + info[: user.end() + 1] + mask("url-password") + info[at:]
+        # no password, a token as the user: `https://<key>@o1.ingest.sentry.io/1`
+        token = info[:at]
+        if len(token) >= 16 and ":" not in token and tokenish(token) and not _is_exempt(token):
+            found.append("url-token")
+            return m["head"] + mask("url-token") + info[at:]
+        return m[0]
 
-    return _sub(_URL_PASSWORD(), replace, text, found)
+    return _sub(_URL_USERINFO(), replace, text, found)
 
 
 _QUERY_SECRET = lazy(rf"(?P<head>[?&;]{_ci(*QUERY_NAMES)}=)(?P<value>[^&#\s'\"<>`]++)")
@@ -705,6 +740,127 @@ def _assignment(text: str, found: _Found) -> str:
     return "".join(out)
 
 
+# Secrets in structure rather than in an assignment: XML elements and Markdown tables.
+_SECRET_NAME = lazy(
+    r"(?:^|[^a-z])(?:passwd|password|passphrase|pwd|secret|client[_\- ]?secret|token"
+    r"|access[_\- ]?token|api[_\- ]?key|private[_\- ]?key|secret[_\- ]?key|access[_\- ]?key"
+    r"|credentials?)$|" + "|".join(CJK_KEYS)
+)
+_XML_ELEMENT = lazy(
+    r"<(?P<tag>[A-Za-z_][\w.\-:]{0,63}+)(?P<attrs>[ \t][^<>\n]{0,300}+)?>"
+    r"(?P<value>[^<>\n]{1,512}+)</(?P=tag)[ \t]*+>"
+)
+_CAMEL = lazy(r"(?<=[a-z0-9])(?=[A-Z])")
+_XML_NAMING_ATTR = lazy(r"\b(?:key|name|id)[ \t]*+=[ \t]*+[\"'](?P<name>[^\"'\n]{1,64}+)[\"']")
+
+
+def _secret_name(name: str) -> str | None:
+    """The family a name (a tag, a column, a key cell) announces, or None."""
+    plain = _CAMEL().sub("_", name.strip(" \t*`_")).lower().split(":")[-1]
+    if not plain or _SECRET_NAME().search(plain) is None:
+        return None
+    return _assignment_family(plain.replace(" ", "_"), False)
+
+
+def _structured_value(value: str) -> bool:
+    """A value worth masking in a tag or a cell: not empty, no placeholder or reference."""
+    inner = value.strip().strip("`'\"")
+    return bool(inner) and not _is_exempt(inner) and not _is_code(inner)
+
+
+@_gated(("</",))
+def _xml_elements(text: str, found: _Found) -> str:
+    """`<password>…</password>`, `<DbPassword>…</DbPassword>`, and an element named by a key
+    attribute: `<entry key="smtp.password">…</entry>`."""
+
+    def replace(m: re.Match[str]) -> str:
+        family = _secret_name(m["tag"])
+        if family is None and m["attrs"]:
+            named = _XML_NAMING_ATTR().search(m["attrs"])
+            family = _secret_name(named["name"].replace(".", "_")) if named else None
+        if family is None or not _structured_value(m["value"]):
+            return m[0]
+        found.append(family)
+        start, end = m.span("value")
+        return m[0][: start - m.start()] + mask(family) + m[0][end - m.start() :]
+
+    return _sub(_XML_ELEMENT(), replace, text, found)
+
+
+_TABLE_RULE = lazy(r"[ \t]*+\|?[ \t]*+:?-{2,}+:?[ \t]*+(?:\|[ \t]*+:?-{2,}+:?[ \t]*+)*+\|?[ \t]*+")
+
+
+def _cells(line: str) -> list[tuple[int, int]]:
+    """The spans of a Markdown table row's cells (between its `|`), trimmed."""
+    bars = [i for i, ch in enumerate(line) if ch == "|"]
+    edges = [-1, *bars, len(line)]
+    if bars and not line[: bars[0]].strip():
+        edges = edges[1:]  # the row starts with `|`
+    out = []
+    for a, b in itertools.pairwise(edges):
+        cell = line[a + 1 : b]
+        if not cell.strip() and b == len(line):
+            continue  # after the closing `|`
+        lead = len(cell) - len(cell.lstrip())
+        out.append((a + 1 + lead, a + 1 + len(cell.rstrip())))
+    return out
+
+
+@_gated(("|",))
+def _markdown_tables(text: str, found: _Found) -> str:
+    """Markdown tables: the cells of a column whose header names a secret (`| user |
+    password |`), and the value beside a key cell that names one (`| DB_PASSWORD | … |`)."""
+    if "\n" not in text or "--" not in text:
+        return text
+    lines = text.split("\n")
+    offsets = [0]
+    for line in lines[:-1]:
+        offsets.append(offsets[-1] + len(line) + 1)
+    edits: list[tuple[int, int, str]] = []
+    i = 1
+    while i < len(lines):
+        if "|" not in lines[i - 1] or not _TABLE_RULE().fullmatch(lines[i]):
+            i += 1
+            continue
+        header = lines[i - 1]
+        columns = {
+            n: family
+            for n, (a, b) in enumerate(_cells(header))
+            if (family := _secret_name(header[a:b])) is not None
+        }
+        row = i + 1
+        while row < len(lines) and "|" in lines[row]:
+            cells = _cells(lines[row])
+            targets = dict(columns)
+            if len(cells) >= 2:
+                named = _secret_name(lines[row][cells[0][0] : cells[0][1]])
+                if named is not None:
+                    targets.setdefault(1, named)
+            for n, family in sorted(targets.items()):
+                if n >= len(cells):
+                    continue
+                a, b = cells[n]
+                cell = lines[row][a:b]
+                if not _structured_value(cell):
+                    continue
+                quote = "`" if cell.startswith("`") and cell.endswith("`") and len(cell) > 1 else ""
+                found.append(family)
+                edits.append((offsets[row] + a, offsets[row] + b, f"{quote}{mask(family)}{quote}"))
+            row += 1
+        i = row
+    if not edits:
+        return text
+    out: list[str] = []
+    done = 0
+    for start, end, replacement in edits:
+        out.append(text[done:start])
+        out.append(replacement)
+        _record(found, start, text[start:end], replacement)
+        done = end
+    out.append(text[done:])
+    return "".join(out)
+
+
 _MEDIA_DATA_URI = lazy(MEDIA_DATA_URI)
 
 
@@ -733,6 +889,8 @@ _PASSES: list[_Pass] = [
     _query_secret,
     _url_token,
     _cli_credentials,
+    _xml_elements,
+    _markdown_tables,
     _assignment,
     _high_entropy,
 ]
