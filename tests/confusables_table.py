@@ -6,9 +6,9 @@ The data comes from `confusable_homoglyphs` (a development dependency), which sh
 `confusables.txt` as JSON. Kept: every single character outside ASCII that TR39 reads as one
 ASCII letter or digit and that NFKC does not already fold to ASCII, plus the hand-kept
 look-alikes TR39 leaves out (lower-case letters that pass for Latin in running text: Cyrillic
-`н`, Greek `η`, `τ`; Latin small capitals). TR39 reads a capital that looks like `I` as `l`
-(its skeletons compare shapes, not letters); a capital is read as `I` here, since the words
-matched (`Ignore`, `HUIYI`) spell it so.
+`н`, Greek `η`, `τ`, Coptic `ⲁ`, `ⲧ`; Latin small capitals). TR39 reads a capital that looks
+like `I` as `l` (its skeletons compare shapes, not letters); a capital is read as `I` here,
+since the words matched (`Ignore`, `HUIYI`) spell it so.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ import unicodedata
 
 #: Look-alikes TR39 does not list (read in running text as the Latin letter of the key).
 EXTRA = {
-    "a": "ᴀ", "b": "ʙв", "c": "ᴄ", "d": "ᴅ", "e": "ᴇ", "g": "ɢ", "h": "нʜһ", "i": "ɪ", "j": "ᴊ",
-    "k": "кᴋκ", "l": "ʟ", "m": "мᴍ", "n": "ηɴ", "o": "ᴏ", "p": "ᴘ", "r": "ʀ", "s": "ꜱ",
-    "t": "тτᴛ", "u": "ᴜ", "v": "ᴠ", "w": "ᴡ", "y": "ʏ", "z": "ᴢ",
+    "a": "ᴀⲁ", "b": "ʙв", "c": "ᴄ", "d": "ᴅ", "e": "ᴇⲉ", "g": "ɢ", "h": "нʜһⲏ", "i": "ɪⲓ", "j": "ᴊ",
+    "k": "кᴋκ", "l": "ʟ", "m": "мᴍ", "n": "ηɴⲛ", "o": "ᴏ", "p": "ᴘ", "r": "ʀ", "s": "ꜱ",
+    "t": "тτᴛⲧ", "u": "ᴜ", "v": "ᴠ", "w": "ᴡ", "y": "ʏⲩ", "z": "ᴢ",
 }  # fmt: skip
 
 

@@ -214,8 +214,8 @@ def _read(text: str, *, decode: bool) -> str:
             continue
         if 0x1F1E6 <= ord(ch) <= 0x1F1FF:
             ch = chr(ord("a") + ord(ch) - 0x1F1E6)
-        elif 0x1F130 <= ord(ch) <= 0x1F189:
-            ch = chr(ord("a") + (ord(ch) - 0x1F130) % 26)
+        elif 0x1F130 <= ord(ch) <= 0x1F189:  # squared, negative circled, negative squared
+            ch = chr(ord("a") + (ord(ch) - 0x1F130) % 32)
         out.append(ch)
     return "".join(out).casefold()
 
@@ -226,7 +226,8 @@ _LATIN_OF = {
     "ⲉ": "e", "ⲛ": "n", "ⲩ": "y", "ꮋ": "h", "ꭵ": "i", "ꭰ": "d", "ꭺ": "a", "ꭲ": "t", "ꭼ": "e",
     "ꓧ": "h", "ꓴ": "u", "ꓲ": "i", "ꓬ": "y", "ꓓ": "d", "ꓮ": "a", "ꓔ": "t", "ꓰ": "e", "ꓠ": "n",
     "ʜ": "h", "ᴜ": "u", "ɪ": "i", "ʏ": "y", "ᴅ": "d", "ᴀ": "a", "ᴛ": "t", "ᴇ": "e", "ɴ": "n",
-    "ᗅ": "a", "ᗞ": "d", "ᛁ": "i", "ꭹ": "y", "ᑌ": "u", "ѕ": "s", "у": "y",
+    "ᗅ": "a", "ᗞ": "d", "ᛁ": "i", "ꭹ": "y", "ᑌ": "u", "ѕ": "s", "у": "y", "Ꭼ": "e", "Ꭰ": "d",
+    "Ꭺ": "a", "Ꭲ": "t", "Ꭵ": "i", "Ꮋ": "h", "Ꭹ": "y",
 }  # fmt: skip
 
 _TAG = re.compile(

@@ -91,7 +91,10 @@ def fold_char(ch: str, casefold: bool = True) -> str:
             continue
         out.append(_READS_AS.get(part, part))
     folded = unicodedata.normalize("NFC", "".join(out))
-    return folded.casefold() if casefold else folded
+    if not casefold:
+        return folded
+    # a capital whose small letter is the look-alike (Coptic `Ⲏ`, whose `ⲏ` reads as `h`)
+    return "".join(_READS_AS.get(c, c) for c in folded.casefold()).casefold()
 
 
 class _FoldTable(dict[int, str]):
