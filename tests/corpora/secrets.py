@@ -99,6 +99,7 @@ _LOOKALIKE_BACK = {
 def reading(text: str) -> str:
     """What a reader (or a model) takes from `text`: escapes decoded, compatibility forms and
     look-alikes folded, case dropped, invisible characters and all whitespace removed."""
+    text = unicodedata.normalize("NFKC", text)  # full-width `％ｆａ` decodes as `%fa` does
     for _ in range(2):
         text = urllib.parse.unquote(html.unescape(text))
     text = unicodedata.normalize("NFKC", text)

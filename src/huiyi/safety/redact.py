@@ -441,7 +441,8 @@ def _authorization(text: str, found: _Found) -> str:
 # segment (`/@types/node`), not a host.
 _URL_USERINFO = lazy(
     r"(?<![A-Za-z0-9+.\-])(?P<head>[A-Za-z][A-Za-z0-9+.\-]{0,31}+://)"
-    r"(?P<info>[^\s'\"<>]{1,1024}+)"
+    # a line break may cut the userinfo (`postgres://app:n3` and `n74g630j@db/x` below it)
+    r"(?P<info>[^\s'\"<>]{1,1024}+(?:\r?\n[^\s'\"<>@/]{1,256}+@[^\s'\"<>]{1,1024}+)?)"
 )
 _URL_HOST = lazy(r"[A-Za-z0-9](?:[A-Za-z0-9\-.]{0,253}+)(?::[0-9]{1,5}+)?(?=[/?#\s'\"<>]|$)")
 _URL_USER = lazy(r"[^\s:/?#@'\"<>\[\]]{0,256}+")
@@ -474,11 +475,14 @@ def _url_password(text: str, found: _Found) -> str:
             value = info[user.end() + 1 : at]
             if not value or _is_exempt(value):
                 return m[0]
+            if "\n" in value and value.split("\n")[0].rstrip("\r").isdigit():
+                return m[0]  # `host:8080` ends a line; the next line's `user@host` is a mail
             found.append("url-password")
             return m["head"] + info[: user.end() + 1] + mask("url-password") + info[at:]
         # no password, a token as the user: `https://<key>@o1.ingest.sentry.io/1`
         token = info[:at]
-        if len(token) >= 16 and ":" not in token and tokenish(token) and not _is_exempt(token):
+        plain = not any(c in token for c in ":/\n")
+        if len(token) >= 16 and plain and tokenish(token) and not _is_exempt(token):
             found.append("url-token")
             return m["head"] + mask("url-token") + info[at:]
         return m[0]
@@ -861,6 +865,97 @@ def _markdown_tables(text: str, found: _Found) -> str:
     return "".join(out)
 
 
+# A secret's name, a space, and the value, with no `=` or `:` between: `my api key 9f86…`,
+# `secret 16926202…`. A long hex value is a digest anywhere else; after such a name it is the
+# key itself.
+_NAMED_VALUE = lazy(
+    r"(?<![\w\-])(?P<name>(?:api|access|secret|auth|private|client|signing)[_ \-]?key"
+    r"|secret|token|access[_ \-]?token|password|passwd|passphrase)"
+    r"(?P<gap>[ \t]++(?:is[ \t]++)?)(?P<value>[A-Za-z0-9_\-+/=]{32,512}+)(?![\w\-+/=])",
+    re.IGNORECASE,
+)
+
+
+@_gated(("key", "KEY", "Key", "secret", "Secret", "token", "Token", "pass", "Pass"))
+def _named_value(text: str, found: _Found) -> str:
+    def replace(m: re.Match[str]) -> str:
+        value = m["value"]
+        digits = sum(c.isdigit() for c in value)
+        if digits < 4 or digits == len(value) or not any(c.isalpha() for c in value):
+            return m[0]
+        if _is_code(value) or "[REDACTED:" in value:
+            return m[0]
+        family = _secret_name(m["name"].replace(" ", "_")) or "secret"
+        found.append(family)
+        return m["name"] + m["gap"] + mask(family)
+
+    return _sub(_NAMED_VALUE(), replace, text, found)
+
+
+# Credentials wrapped in base64: a run that decodes to `user:password`, to a JSON or an
+# assignment holding a password, or to a token the passes above know (`echo YWRt… | base64 -d`,
+# `.npmrc`'s `_auth=`, a docker config's `"auth": "…"`).
+_BASE64_RUN = lazy(
+    r"(?<![A-Za-z0-9+/_\-])(?P<run>[A-Za-z0-9+/]{16,4096}+={0,2}+)(?![A-Za-z0-9+/=])"
+)
+_USER_PASSWORD = lazy(r"[\w.$@\-]{1,64}+:[^\s:]{4,256}+")
+
+
+def _decoded(run: str) -> str | None:
+    import base64
+    import binascii
+
+    if len(run) % 4:
+        return None
+    try:
+        raw = base64.b64decode(run, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    try:
+        decoded = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return decoded if decoded.isprintable() else None
+
+
+def _base64_credentials(text: str, found: _Found) -> str:
+    def replace(m: re.Match[str]) -> str:
+        run = m["run"]
+        if not any(c.isdigit() for c in run) and not run.endswith("="):
+            return m[0]
+        decoded = _decoded(run)
+        if decoded is None:
+            return m[0]
+        inner = _Found()
+        for step in _INNER_PASSES:
+            decoded = step(decoded, inner)
+        if not inner and _USER_PASSWORD().fullmatch(decoded) is None:
+            return m[0]
+        found.append("base64-credential")
+        return mask("base64-credential")
+
+    return _sub(_BASE64_RUN(), replace, text, found)
+
+
+# The rest of a masked value that a line break cut off (`token: BiEVf` and, on the next line,
+# `Y0DptkW5FJgDf0vRYt8…`): a lone token-like run right after the break joins the mask.
+_CONTINUED = lazy(
+    r"(?P<mask>\[REDACTED:[a-z0-9\-]{1,40}+\])(?P<gap>\r?\n[ \t]{0,8}+)"
+    r"(?P<rest>[A-Za-z0-9_\-+/=.]{8,512}+)(?=[\s。，,;)\]'\"`]|$)"
+)
+
+
+@_gated(("[REDACTED:",))
+def _continued(text: str, found: _Found) -> str:
+    def replace(m: re.Match[str]) -> str:
+        rest = m["rest"]
+        if not tokenish(rest) or not any(c.isdigit() for c in rest) or _is_code(rest):
+            return m[0]
+        return m["mask"] + m["gap"] + m["mask"]
+
+    return _sub(_CONTINUED(), replace, text, found)
+
+
 _MEDIA_DATA_URI = lazy(MEDIA_DATA_URI)
 
 
@@ -880,9 +975,9 @@ def _high_entropy(text: str, found: _Found) -> str:
 
 _PASSES: list[_Pass] = [
     _pem,
+    _split_tokens,  # before the vendor passes: a token cut by a line break is masked whole
     *_VENDOR_PASSES,
     _prefixed,
-    _split_tokens,
     _bearer,
     _authorization,
     _url_password,
@@ -891,8 +986,21 @@ _PASSES: list[_Pass] = [
     _cli_credentials,
     _xml_elements,
     _markdown_tables,
+    _named_value,
+    _base64_credentials,
     _assignment,
     _high_entropy,
+    _continued,
+]
+#: What `_base64_credentials` runs on a decoded run.
+_INNER_PASSES: list[_Pass] = [
+    *_VENDOR_PASSES,
+    _prefixed,
+    _bearer,
+    _authorization,
+    _url_password,
+    _cli_credentials,
+    _assignment,
 ]
 
 

@@ -174,7 +174,7 @@ PREFIXED: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("heroku", r"HRKU-AA[0-9a-zA-Z_\-]{58}", ("HRKU-AA",)),
     ("huggingface", r"api_org_[A-Za-z]{34}", ("api_org_",)),
     ("infracost", r"ico-[A-Za-z0-9]{32}", ("ico-",)),
-    ("linear", r"lin_api_[A-Za-z0-9]{40}", ("lin_api_",)),
+    ("linear", r"lin_(?:api|oauth)_[A-Za-z0-9]{40,64}+", ("lin_api_", "lin_oauth_")),
     (
         "newrelic",
         r"NRAK-[A-Z0-9]{27}|NRJS-[a-f0-9]{19}|NRII-[A-Za-z0-9\-]{32}",
@@ -196,6 +196,33 @@ PREFIXED: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("typeform", r"tfp_[A-Za-z0-9_\-.=]{59,}+", ("tfp_",)),
     ("sourcegraph", r"sgp_(?:[a-fA-F0-9]{16}_)?[a-fA-F0-9]{40}", ("sgp_",)),
     ("cloudflare", r"v1\.0-[a-f0-9]{24}-[a-f0-9]{146}", ("v1.0-",)),
+    # code quality, CI, package and payment services (gitleaks' rules)
+    ("sonarqube", r"sq[pua]_[a-f0-9]{40}", ("squ_", "sqp_", "sqa_")),
+    ("buildkite", r"bkua_[a-f0-9]{40}", ("bkua_",)),
+    ("supabase", r"sbp_[a-f0-9]{40}", ("sbp_",)),
+    ("razorpay", r"rzp_(?:live|test)_[A-Za-z0-9]{14}", ("rzp_",)),
+    ("clickup", r"pk_[0-9]{7,9}_[A-Z0-9]{32}", ("pk_",)),
+    ("octopus", r"API-[A-Z0-9]{26}", ("API-",)),
+    ("mapbox", r"[ps]k\.eyJ1Ijoi[\w\-]{20,}+\.[\w\-]{20,}+", ("k.eyJ1Ijoi",)),
+    (
+        "plaid",
+        r"access-(?:sandbox|development|production)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}"
+        r"-[0-9a-f]{4}-[0-9a-f]{12}",
+        ("access-",),
+    ),
+    # chat-bot tokens and webhooks: Discord bots, Feishu/Lark and Teams incoming webhooks
+    ("discord", r"[MNO][A-Za-z0-9]{23,27}\.[\w\-]{6}\.[\w\-]{27,40}", (".",)),
+    (
+        "feishu-webhook",
+        r"https://open\.(?:feishu\.cn|larksuite\.com)/open-apis/bot/v2/hook/[\w\-]{16,64}+",
+        ("/open-apis/bot/",),
+    ),
+    (
+        "teams-webhook",
+        r"https://[\w\-]{1,63}\.webhook\.office\.com/webhookb2/[\w\-@]{16,120}+"
+        r"/IncomingWebhook/[\w\-]{16,64}+/[\w\-]{16,64}+",
+        ("webhook.office.com",),
+    ),
 )  # fmt: skip
 
 
@@ -243,6 +270,12 @@ _FLAG_WORDS = (
     "|destkeypass|passin|passout|token|secret|api-key|apikey|access-key|secret-key|client-secret"
 )
 CLI_SHAPES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    # Bundler's per-host credentials: `BUNDLE_GEMS__EXAMPLE__COM=user:password`
+    (
+        "password",
+        r"\bBUNDLE_[A-Z0-9_]{2,100}+=[\"']?[^:\s\"']{1,128}+:(?P<value>[^\s\"']{1,512}+)",
+        ("BUNDLE_",),
+    ),
     (
         "password",
         r"\b(?:docker|podman|nerdctl|helm|skopeo|buildah|oras|crane|regctl|oc|az|cf|argocd"
