@@ -274,10 +274,28 @@ def _prefixed_regex(indexes: tuple[int, ...]) -> re.Pattern[str]:
     return re.compile(rf"(?<![A-Za-z0-9_\-.])(?:{branches})(?![A-Za-z0-9_\-])")
 
 
+@functools.cache
+def _prefixed_needles() -> tuple[re.Pattern[str], dict[str, frozenset[int]]]:
+    """One scan for every needle (a lookahead, so needles that overlap are all seen), and the
+    families each needle found shows present: its own, and those of every needle it starts
+    with (`lin_oauth_` found means `lin_` is there too)."""
+    needles = sorted({n for _, _, ns in PREFIXED for n in ns}, key=len, reverse=True)
+    owners: dict[str, set[int]] = {n: set() for n in needles}
+    for i, (_, _, ns) in enumerate(PREFIXED):
+        for n in ns:
+            owners[n].add(i)
+    shows = {
+        n: frozenset(i for other in needles if n.startswith(other) for i in owners[other])
+        for n in needles
+    }
+    scan = re.compile("(?=(" + "|".join(re.escape(n) for n in needles) + "))")
+    return scan, shows
+
+
 def _prefixed(text: str, found: _Found) -> str:
-    present = tuple(
-        i for i, (_, _, needles) in enumerate(PREFIXED) if any(n in text for n in needles)
-    )
+    scan, shows = _prefixed_needles()
+    seen = {m[1] for m in scan.finditer(text)}
+    present = tuple(sorted({i for n in seen for i in shows[n]}))
     if not present:
         return text
 
