@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import click
 
 from huiyi.cli.common import edge, pass_huiyi
+from huiyi.cli.output import safe
 from huiyi.errors import UsageError
 from huiyi.install import HARNESSES, Change, Launch, apply, diff, plan
 
@@ -36,7 +37,9 @@ def write_changes(changes: list[Change], dry_run: bool, backups: Path) -> None:
     """Show `changes` as a diff (`dry_run`), or write them, their backups under `backups`
     first; one line per file either way."""
     if dry_run:
-        shown = diff(changes)
+        # the files may hold the user's keys (`ANTHROPIC_API_KEY` in settings.json, a token in
+        # config.toml): the diff passes the same redaction as everything else printed
+        shown = safe(diff(changes))
         click.echo(shown or "nothing to change", nl=not shown)
         click.echo("(--dry-run: nothing was written)")
         return

@@ -31,10 +31,11 @@ from __future__ import annotations
 import re
 import secrets
 
+from huiyi.safety.normalise import LINE_BREAKS, view
 from huiyi.safety.redact import redact
-from huiyi.safety.unicode import fold_char, fold_text, strip_invisible
+from huiyi.safety.unicode import strip_invisible
 
-__all__ = ["MARKER_NAME", "error_text", "neutralise_markers", "notice", "wrap"]
+__all__ = ["MARKER_NAME", "error_text", "inert_tags", "neutralise_markers", "notice", "wrap"]
 
 #: The name inside every marker: `<<<HUIYI_DATA_<token>>>` … `<<<END_HUIYI_DATA_<token>>>`.
 MARKER_NAME = "HUIYI_DATA"
@@ -70,7 +71,7 @@ def wrap(body: str, *, label: str = "recalled history") -> str:
     return (
         f"{notice(label)}\n"
         f"<<<{MARKER_NAME}_{token}>>>\n"
-        f"{neutralise_markers(body)}\n"
+        f"{inert_tags(neutralise_markers(body))}\n"
         f"<<<END_{MARKER_NAME}_{token}>>>"
     )
 
@@ -82,19 +83,19 @@ def error_text(message: str) -> str:
 
 def neutralise_markers(text: str) -> str:
     """`text` without invisible characters, every copy of the marker shape replaced with
-    `NEUTRALISED`."""
+    `NEUTRALISED`. Copies are found on the text as `normalise.view` reads it (escapes decoded,
+    look-alikes folded, a line break inside a word joined) and replaced in the original."""
     text = strip_invisible(text)
-    folded = fold_text(text).translate(_ASCII_LOOKALIKES)
+    seen = view(text, joins=LINE_BREAKS)
+    folded = seen.text.translate(_ASCII_LOOKALIKES)
     if _MARKER_SHAPE.search(folded) is None:
         return text
-    origin: list[int] | None = None  # ASCII folds one character to one: positions carry over
-    if not text.isascii():
-        folded, origin = _fold_with_origin(text)
     out: list[str] = []
     done = 0
     for m in _MARKER_SHAPE.finditer(folded):
-        start = origin[m.start()] if origin else m.start()
-        end = (origin[m.end() - 1] if origin else m.end() - 1) + 1
+        start, end = seen.span(m.start(), m.end())
+        if start < done:
+            continue
         out.append(text[done:start])
         out.append(NEUTRALISED)
         done = end
@@ -102,16 +103,58 @@ def neutralise_markers(text: str) -> str:
     return "".join(out)
 
 
-def _fold_with_origin(text: str) -> tuple[str, list[int]]:
-    """`fold_text` one character at a time, remembering which character of `text` each folded
-    character came from (a folded character may be empty, or longer than one)."""
-    chars: list[str] = []
-    origin: list[int] = []
-    for i, ch in enumerate(text):
-        folded = fold_char(ch).translate(_ASCII_LOOKALIKES)
-        chars.append(folded)
-        origin.extend([i] * len(folded))
-    return "".join(chars), origin
+# Chat-template and harness tags, and lines that speak as a role, on the view of the text
+# (case kept, look-alikes and full-width forms folded, invisible characters removed).
+_TAG_NAMES = (
+    r"system(?:[\-_]reminder)?|function[_\-](?:results|calls)|invoke|parameter"
+    r"|tool[_\-](?:result|use|call)s?|antml:[\w\-]+|user[_\-]prompt[_\-]submit[_\-]hook"
+    r"|command[_\-](?:name|message|args)|local[_\-]command[_\-]std(?:out|err)"
+    r"|start[_\-]of[_\-]turn|end[_\-]of[_\-]turn|im[_\-](?:start|end|sep)"
+)
+_CHAT_TAG = re.compile(
+    rf"<[ \t]*+/?[ \t]*+(?:{_TAG_NAMES})\b[^<>\n]{{0,200}}+>?"  # <system-reminder …>
+    r"|<[ \t]*+\|[^|<>\n]{0,40}+\|[ \t]*+>"  # <|im_start|>, <｜User｜>
+    r"|\[[ \t]*+/?[ \t]*+inst[ \t]*+\]|<<[ \t]*+/?[ \t]*+sys[ \t]*+>>",  # [INST] <<SYS>>
+    re.IGNORECASE,
+)
+_ROLE_LINE = re.compile(
+    r"^(?P<lead>[ \t>]*+)(?=(?:human|assistant|system|user|model)[ \t]*+:)",
+    re.IGNORECASE | re.MULTILINE,
+)
+#: The characters that make a tag a tag, escaped so that it reads as text.
+_ESCAPES = {"<": "&lt;", ">": "&gt;", "[": "&#91;", "]": "&#93;", "|": "&#124;"}
+#: What a line that speaks as a role starts with once quoted.
+QUOTED_ROLE = "[quoted] "
+
+
+def inert_tags(text: str) -> str:
+    """`text` with the chat-template and harness tags it carries escaped (`<system-reminder>`
+    becomes `&lt;system-reminder&gt;`, `<|im_start|>` `&lt;&#124;im_start&#124;&gt;`, `[INST]`
+    `&#91;INST&#93;`) and each line that starts like a turn of a chat (`Human:`, `Assistant:`,
+    `System:`, after any spaces or `>`) prefixed with `QUOTED_ROLE`: a model reads them as
+    quoted data, never as the harness or a turn. Found through `normalise.view` (look-alike
+    letters, full width, invisible characters), replaced in the original."""
+    seen = view(text, casefold=False)
+    edits: list[tuple[int, int, str]] = []
+    for m in _CHAT_TAG.finditer(seen.text):
+        start, end = seen.span(m.start(), m.end())
+        escaped = "".join(_ESCAPES.get(c, c) for c in seen.text[m.start() : m.end()])
+        edits.append((start, end, escaped))
+    for m in _ROLE_LINE.finditer(seen.text):
+        at = seen.span(m.end(), m.end() + 1)[0]
+        edits.append((at, at, QUOTED_ROLE))
+    if not edits:
+        return text
+    out: list[str] = []
+    done = 0
+    for start, end, replacement in sorted(edits):
+        if start < done:
+            continue
+        out.append(text[done:start])
+        out.append(replacement)
+        done = end
+    out.append(text[done:])
+    return "".join(out)
 
 
 def _one_line(label: str) -> str:

@@ -34,6 +34,7 @@ Why it is shaped this way:
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import string
 from collections.abc import Callable, Iterable
@@ -50,6 +51,7 @@ from huiyi.safety.exemptions import (
     TYPE_NAMES,
     VAR_REF,
 )
+from huiyi.safety.normalise import TOKEN_SPACES, View, view
 from huiyi.safety.secret_names import (
     AUTH_SCHEMES,
     CJK_KEYS,
@@ -159,8 +161,53 @@ def _is_exempt(value: str) -> bool:
 # The passes.
 # --------------------------------------------------------------------------------------------
 
-_Found = list[str]
+
+class _Found(list[str]):
+    """The families masked so far, and, while a scan is tracked, the edits of the current
+    pass: (start, end, replacement) in the coordinates of the text the pass was given."""
+
+    edits: list[tuple[int, int, str]] | None = None
+    regions: _Regions | None = None
+
+
 _Pass = Callable[[str, _Found], str]
+
+
+def _record(found: _Found, start: int, old: str, new: str) -> None:
+    """Note that `old` at `start` became `new`, trimmed to what changed (the key, the quotes
+    and the scheme in front of a value stay out of the edit)."""
+    if found.edits is None:
+        return
+    prefix = 0
+    limit = min(len(old), len(new))
+    while prefix < limit and old[prefix] == new[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < limit - prefix and old[-1 - suffix] == new[-1 - suffix]:
+        suffix += 1
+    found.edits.append((start + prefix, start + len(old) - suffix, new[prefix : len(new) - suffix]))
+
+
+def _sub(
+    pattern: re.Pattern[str], replace: Callable[[re.Match[str]], str], text: str, found: _Found
+) -> str:
+    """`pattern.sub(replace, text)`, recording each change when the scan is tracked."""
+    if found.edits is None:
+        return pattern.sub(replace, text)
+    out: list[str] = []
+    done = 0
+    for m in pattern.finditer(text):
+        new = replace(m)
+        if new == m[0]:
+            continue
+        out.append(text[done : m.start()])
+        out.append(new)
+        _record(found, m.start(), m[0], new)
+        done = m.end()
+    if not out:
+        return text
+    out.append(text[done:])
+    return "".join(out)
 
 
 def _gated(needles: tuple[str, ...], *, fold: bool = False) -> Callable[[_Pass], _Pass]:
@@ -194,7 +241,7 @@ def _simple(
             found.append(family)
             return mask(family)
 
-        return regex().sub(replace, text)
+        return _sub(regex(), replace, text, found)
 
     return run
 
@@ -227,10 +274,28 @@ def _prefixed_regex(indexes: tuple[int, ...]) -> re.Pattern[str]:
     return re.compile(rf"(?<![A-Za-z0-9_\-.])(?:{branches})(?![A-Za-z0-9_\-])")
 
 
+@functools.cache
+def _prefixed_needles() -> tuple[re.Pattern[str], dict[str, frozenset[int]]]:
+    """One scan for every needle (a lookahead, so needles that overlap are all seen), and the
+    families each needle found shows present: its own, and those of every needle it starts
+    with (`lin_oauth_` found means `lin_` is there too)."""
+    needles = sorted({n for _, _, ns in PREFIXED for n in ns}, key=len, reverse=True)
+    owners: dict[str, set[int]] = {n: set() for n in needles}
+    for i, (_, _, ns) in enumerate(PREFIXED):
+        for n in ns:
+            owners[n].add(i)
+    shows = {
+        n: frozenset(i for other in needles if n.startswith(other) for i in owners[other])
+        for n in needles
+    }
+    scan = re.compile("(?=(" + "|".join(re.escape(n) for n in needles) + "))")
+    return scan, shows
+
+
 def _prefixed(text: str, found: _Found) -> str:
-    present = tuple(
-        i for i, (_, _, needles) in enumerate(PREFIXED) if any(n in text for n in needles)
-    )
+    scan, shows = _prefixed_needles()
+    seen = {m[1] for m in scan.finditer(text)}
+    present = tuple(sorted({i for n in seen for i in shows[n]}))
     if not present:
         return text
 
@@ -241,10 +306,65 @@ def _prefixed(text: str, found: _Found) -> str:
         found.append(family)
         return mask(family)
 
-    return _prefixed_regex(present).sub(replace, text)
+    return _sub(_prefixed_regex(present), replace, text, found)
+
+
+@functools.cache
+def _split_token_regex() -> re.Pattern[str]:
+    """A run that starts with a vendor prefix and goes on after line breaks (`ghp_…` cut by a
+    terminal's width). Only prefixes of three characters or more that hold a separator or
+    are four long: a bare `SK` or `pat` starts too many words."""
+    needles = sorted(
+        {
+            n
+            for n in (
+                *(n for shape in VENDOR_SHAPES for n in shape.needles),
+                *(n for _, _, ns in PREFIXED for n in ns),
+            )
+            if len(n) >= 3 and (not n.isalnum() or len(n) >= 4) and "/" not in n
+        },
+        key=len,
+        reverse=True,
+    )
+    prefix = "|".join(re.escape(n) for n in needles)
+    return re.compile(
+        rf"(?<![A-Za-z0-9_\-.])(?:{prefix})[A-Za-z0-9_\-.]{{0,300}}+"
+        r"(?:\r?\n[A-Za-z0-9_\-.]{1,300}+){1,8}+"
+    )
+
+
+_LINE_BREAK = lazy(r"\r?\n")
+
+
+def _split_tokens(text: str, found: _Found) -> str:
+    """A vendor token split across lines, masked whole when the joined run is one: joined
+    only here, never in general (two ordinary lines joined make new runs: `MAX_TOKEN: 64` and
+    the next line), and only where the first line alone was no token."""
+    if "\n" not in text:
+        return text
+
+    def replace(m: re.Match[str]) -> str:
+        joined = _LINE_BREAK().sub("", m[0])
+        inner = _Found()
+        for run in (*_VENDOR_PASSES, _prefixed):
+            run(joined, inner)
+        if not inner:
+            return m[0]
+        found.extend(inner)
+        return mask(inner[0]) if len(inner) == 1 else " ".join(mask(f) for f in inner)
+
+    return _sub(_split_token_regex(), replace, text, found)
 
 
 # PEM private keys: a whole block, or the whole field when a block is unclosed or mismatched.
+def _whole_field(text: str, found: _Found) -> str:
+    found.append("private-key")
+    if found.edits is not None:
+        found.edits.clear()  # the field replaces this pass's earlier blocks
+    _record(found, 0, text, mask("private-key"))
+    return mask("private-key")
+
+
 _PEM_BEGIN = lazy(r"-----BEGIN ((?:[A-Z0-9]++ ){0,3})PRIVATE KEY( BLOCK)?-----", re.I)
 _PEM_END = lazy(r"-----END ((?:[A-Z0-9]++ ){0,3})PRIVATE KEY( BLOCK)?-----", re.I)
 
@@ -265,8 +385,7 @@ def _pem(text: str, found: _Found) -> str:
         begin = _PEM_BEGIN().search(text, pos)
         stop = begin.start() if begin else len(text)
         if _PEM_END().search(text, pos, stop):
-            found.append("private-key")
-            return whole
+            return _whole_field(text, found)
         if begin is None:
             out.append(text[pos:])
             return "".join(out)
@@ -276,11 +395,11 @@ def _pem(text: str, found: _Found) -> str:
             or _pem_kind(end) != _pem_kind(begin)
             or _PEM_BEGIN().search(text, begin.end(), end.start())
         ):
-            found.append("private-key")
-            return whole
+            return _whole_field(text, found)
         out.append(text[pos : begin.start()])
         out.append(whole)
         found.append("private-key")
+        _record(found, begin.start(), text[begin.start() : end.end()], whole)
         pos = end.end()
 
 
@@ -299,7 +418,7 @@ def _bearer(text: str, found: _Found) -> str:
         found.append("bearer")
         return m["head"] + mask("bearer")
 
-    return _BEARER().sub(replace, text)
+    return _sub(_BEARER(), replace, text, found)
 
 
 _AUTH_SCHEMES = _ci(*AUTH_SCHEMES)
@@ -314,7 +433,8 @@ _AUTHORIZATION = lazy(
     r"(?<![A-Za-z0-9_\-])(?P<head>"
     + _ci("proxy-authorization", "authorization")
     + r"[\"']?[ \t]*+(?:=>|[:=])[ \t]*+(?:[fbr]?[\"'])?[ \t]*+"
-    + rf"(?:{_AUTH_SCHEMES}[ \t]++)?)"
+    # a known scheme, or any word followed by a long credential (`Splunk <token>`)
+    + rf"(?:{_AUTH_SCHEMES}[ \t]++|[A-Za-z]{{2,20}}+[ \t]++(?=[^\s\"'`,;]{{16}}))?)"
     rf"(?P<value>{_VALUE_SPECIAL}|[^\s\"'`,;]++)"
 )
 
@@ -330,25 +450,62 @@ def _authorization(text: str, found: _Found) -> str:
         found.append("authorization")
         return m["head"] + mask("authorization")
 
-    return _AUTHORIZATION().sub(replace, text)
+    return _sub(_AUTHORIZATION(), replace, text, found)
 
 
 # URLs: passwords in user:password@host, secret query parameters, random path segments.
-_URL_PASSWORD = lazy(
-    r"(?<![A-Za-z0-9+.\-])(?P<head>[A-Za-z][A-Za-z0-9+.\-]{0,31}+://"
-    r"[^\s:/?#@'\"<>\[\]]{0,256}+:)(?P<value>[^\s/?#@'\"<>]{1,1024}+)@"
+# The password runs to the last `@` that a host follows, so one holding `@`, `#` or `/`
+# (`postgres://app:p@ss#1/x@db:5432/app`) is masked whole; an `@` after a `/` starts a path
+# segment (`/@types/node`), not a host.
+_URL_USERINFO = lazy(
+    r"(?<![A-Za-z0-9+.\-])(?P<head>[A-Za-z][A-Za-z0-9+.\-]{0,31}+://)"
+    # a line break may cut the userinfo (`postgres://app:n3` and `n74g630j@db/x` below it)
+    r"(?P<info>[^\s'\"<>]{1,1024}+(?:\r?\n[^\s'\"<>@/]{1,256}+@[^\s'\"<>]{1,1024}+)?)"
 )
+_URL_HOST = lazy(r"[A-Za-z0-9](?:[A-Za-z0-9\-.]{0,253}+)(?::[0-9]{1,5}+)?(?=[/?#\s'\"<>]|$)")
+_URL_USER = lazy(r"[^\s:/?#@'\"<>\[\]]{0,256}+")
+
+
+def _url_at(info: str) -> int:
+    """Where the host starts in what follows `scheme://` (after the userinfo's `@`), or -1."""
+    at = -1
+    i = info.find("@")
+    while i >= 0:
+        if at >= 0 and "/" in info[at:i]:
+            break  # the path has begun
+        if (i == 0 or info[i - 1] != "/") and _URL_HOST().match(info, i + 1):
+            at = i
+        i = info.find("@", i + 1)
+    return at
 
 
 @_gated(("://",))
 def _url_password(text: str, found: _Found) -> str:
     def replace(m: re.Match[str]) -> str:
-        if _is_exempt(m["value"]):
+        info = m["info"]
+        if "@" not in info:
             return m[0]
-        found.append("url-password")
-        return m["head"] + mask("url-password") + "@"
+        at = _url_at(info)
+        user = _URL_USER().match(info)
+        if at < 0 or user is None:
+            return m[0]
+        if user.end() < at and info[user.end()] == ":":
+            value = info[user.end() + 1 : at]
+            if not value or _is_exempt(value):
+                return m[0]
+            if "\n" in value and value.split("\n")[0].rstrip("\r").isdigit():
+                return m[0]  # `host:8080` ends a line; the next line's `user@host` is a mail
+            found.append("url-password")
+            return m["head"] + info[: user.end() + 1] + mask("url-password") + info[at:]
+        # no password, a token as the user: `https://<key>@o1.ingest.sentry.io/1`
+        token = info[:at]
+        plain = not any(c in token for c in ":/\n")
+        if len(token) >= 16 and plain and tokenish(token) and not _is_exempt(token):
+            found.append("url-token")
+            return m["head"] + mask("url-token") + info[at:]
+        return m[0]
 
-    return _URL_PASSWORD().sub(replace, text)
+    return _sub(_URL_USERINFO(), replace, text, found)
 
 
 _QUERY_SECRET = lazy(rf"(?P<head>[?&;]{_ci(*QUERY_NAMES)}=)(?P<value>[^&#\s'\"<>`]++)")
@@ -362,7 +519,7 @@ def _query_secret(text: str, found: _Found) -> str:
         found.append("query-secret")
         return m["head"] + mask("query-secret")
 
-    return _QUERY_SECRET().sub(replace, text)
+    return _sub(_QUERY_SECRET(), replace, text, found)
 
 
 _URL = lazy(r"(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]{0,31}+://[^\s'\"<>`]++")
@@ -392,7 +549,7 @@ def _url_token(text: str, found: _Found) -> str:
             return url
         return url[:slash] + _URL_SEGMENT().sub(replace_segment, url[slash:])
 
-    return _URL().sub(replace_url, text)
+    return _sub(_URL(), replace_url, text, found)
 
 
 # Credentials on command lines and in credential files (`safety.secret_shapes.CLI_SHAPES`).
@@ -409,8 +566,14 @@ def _cli_credentials(text: str, found: _Found) -> str:
             group = "line" if "line" in m.groupdict() and m["line"] is not None else "value"
             value = m[group]
             named = family
+            skip = 0  # characters of the value before the secret (`pass:` in openssl's)
             if family == "cli-flag":
-                if "=" in value:
+                inner = value.strip("\"'")
+                if inner.startswith(("env:", "file:", "fd:", "stdin")):
+                    return m[0]  # openssl's `-passin env:VAR`: where the secret is, not it
+                if inner.startswith("pass:"):
+                    skip = value.index("pass:") + 5
+                elif m["word"] in ("passin", "passout") or "=" in value:
                     return m[0]  # `--secret id=npmrc,src=…`: a spec, not the secret
                 named = _assignment_family(m["word"].replace("-", "_"), False)
             elif family == "xml":
@@ -421,13 +584,15 @@ def _cli_credentials(text: str, found: _Found) -> str:
                 return m[0]
             found.append(named)
             start, end = m.span(group) if group in m.groupdict() else m.span("value")
-            quote = value[0] if value[0] in "\"'" else ""
+            if skip:
+                start, value = start + skip, value[skip:]
+            quote = value[0] if value[:1] in ('"', "'") else ""
             close = quote if quote and value.endswith(quote) and len(value) > 1 else ""
             return (
                 m[0][: start - m.start()] + f"{quote}{mask(named)}{close}" + m[0][end - m.start() :]
             )
 
-        text = regex().sub(replace, text)
+        text = _sub(regex(), replace, text, found)
     return text
 
 
@@ -438,21 +603,26 @@ def _cli_credentials(text: str, found: _Found) -> str:
 # The pattern runs on ASCII-lower-cased text (same length, so spans carry over to the
 # original): a plain literal alternation lets `re` skip ahead by first character instead of
 # trying every branch at every offset. The value is then read from the original text.
+_SEP = r"[ \t]{0,16}+(?:=>|:=|==|->|→|⇒|[:=：是为為])(?:\*\*|__)?[ \t]{0,16}+"
 _ASSIGNMENT = lazy(
     r"(?:(?P<key>(?:passwd|password|passphrase|pass|pwd|client[_\-]?secret|secret"
-    r"|credentials|credential|token|(?:" + "|".join(KEY_QUALIFIERS) + r")[_\-]?key)"
+    r"|credentials|credential|token|(?:" + "|".join(KEY_QUALIFIERS) + r")[_\-]?key|key)"
     r"(?:[_\-](?:base|value))?)(?![a-z0-9_.\-])(?:\\{0,7}+[\"'])?"
-    r"|(?P<cjk_key>" + "|".join(CJK_KEYS) + "))"
-    r"(?P<sep>[ \t]{0,16}+(?:=>|:=|==|[:=：])[ \t]{0,16}+)"
+    rf"(?P<sep>{_SEP})"
+    r"|(?P<cjk_key>" + "|".join(CJK_KEYS) + rf")(?P<cjk_sep>{_SEP}|[ \t]{{1,4}}+(?=[!-~])))"
     rf"(?P<value>{_VALUE_SPECIAL}"
     r"|(?:os\.environ|os\.getenv|process\.env|env)[^\s,;)}\]]{0,160}+[)\]]?"
     r"|\\{1,7}+\"[^\"\\\n]{0,4096}+\\{1,7}+\""  # JSON inside a JSON string: \"secret\"
     r"|\"(?:[^\"\\\n]|\\.)*+\"?"
     r"|'(?:[^'\\\n]|\\.)*+'?"
+    r"|`[^`\n]{1,512}+`"
     r"|[^\s'\"`,;)}\]，。；、）】」]++)"
 )
 _ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 _CODE_REF = lazy(CODE_REF)
+#: a call whose first argument is a string, a name or nothing: `getpass.getpass('Password: ')`
+_CODE_CALL = lazy(r"[A-Za-z_][A-Za-z0-9_.]{0,127}+\((?=[\"'A-Za-z_)])")
+_NOT_ASCII = lazy(r"[^\x00-\x7f]")
 
 
 _OPEN_QUOTE = lazy(r"\\{0,7}+[\"'`]")
@@ -477,6 +647,30 @@ def _is_code(value: str) -> bool:
     if value in CODE_WORDS or value.startswith(("$(", "`")):
         return True
     return _ATTRIBUTE_PATH().fullmatch(value) is not None
+
+
+def _name_char(ch: str) -> bool:
+    return ch.isalnum() or ch in "_-"
+
+
+def _password_like(value: str) -> bool:
+    """A value with a digit, mixed case or a symbol: not a plain word."""
+    return tokenish(value) or any(not c.isalnum() for c in value)
+
+
+def _bare_key_is_secret(text: str, start: int, end: int, sep: str, value: str) -> bool:
+    """A `key` with no qualifier is a secret's name only as an environment name
+    (`LOGDNA_INGESTION_KEY=…`, `WRITEKEY=…`) or a header (`Ocp-Apim-Subscription-Key: …`),
+    with a value that looks made by a machine; `primary_key = "id"` and `key: password` are
+    code and config."""
+    begin = start
+    while begin > 0 and start - begin < 64 and _name_char(text[begin - 1]):
+        begin -= 1
+    name = text[begin:end]
+    inner = _unquote(value.strip())
+    if "-" in name and ":" in sep:
+        return len(inner) >= 16 and tokenish(inner)
+    return name.isupper() and len(name) > 3 and len(inner) >= 8 and tokenish(inner)
 
 
 @functools.lru_cache(maxsize=256)
@@ -518,10 +712,34 @@ def _assignment(text: str, found: _Found) -> str:
             continue
         v_start, v_end = m.span("value")
         value = text[v_start:v_end]
-        if _is_exempt(value) or _CODE_REF().fullmatch(value) or _is_code(value):
+        sep = m["sep"] if word is not None else m["cjk_sep"]
+        if word is None:
+            # after a Chinese key the value is written in ASCII (`密码：hunter2`), not
+            # Chinese words (`密码是必填项`), and ends where the Chinese resumes
+            if not "!" <= value[:1] <= "~":
+                continue
+            cut = _NOT_ASCII().search(value)
+            if cut:
+                v_end = v_start + cut.start()
+                value = value[: cut.start()]
+            if not sep.strip() and not (len(value) >= 6 and _password_like(value)):
+                continue  # `密码 错误`, `密码 policy`: no separator, no secret
+        elif word == "key" and not _bare_key_is_secret(text, start, m.end("key"), sep, value):
             continue
-        if value in TYPE_NAMES and ":" in m["sep"]:
+        # a value in backticks after `:` or an arrow is quoted (Markdown: `password → `…``);
+        # after `=` it is a command substitution (`PASSWORD=`cat /run/secrets/db``)
+        quoted = value[:1] == "`" and "=" not in sep
+        if (
+            _is_exempt(value.strip("`") if quoted else value)
+            or _CODE_REF().fullmatch(value)
+            or _CODE_CALL().match(text, v_start)
+            or (_is_code(value) and not quoted)
+        ):
             continue
+        if value in TYPE_NAMES and ":" in sep:
+            continue
+        if len(value) <= 3 and not any(c.isalnum() for c in value):
+            continue  # `'Password: ')`: the string ends, no value follows
         if word is None:
             family = _assignment_family(m["cjk_key"], False)
         else:
@@ -531,16 +749,229 @@ def _assignment(text: str, found: _Found) -> str:
         if family != "password" and len(value) <= 4 and value.isdigit():
             continue  # MAX_TOKEN = 64: a setting, not a secret
         found.append(family)
-        quoted = _OPEN_QUOTE().match(value)
-        quote = quoted[0] if quoted else ""
+        opening = _OPEN_QUOTE().match(value)
+        quote = opening[0] if opening else ""
         close = quote if quote and len(value) > len(quote) and value.endswith(quote) else ""
         out.append(text[done:v_start])
         out.append(f"{quote}[REDACTED:{family}]{close}")
+        _record(found, v_start, value, out[-1])
         done = v_end
     if not out:
         return text
     out.append(text[done:])
     return "".join(out)
+
+
+# Secrets in structure rather than in an assignment: XML elements and Markdown tables.
+_SECRET_NAME = lazy(
+    r"(?:^|[^a-z])(?:passwd|password|passphrase|pwd|secret|client[_\- ]?secret|token"
+    r"|access[_\- ]?token|api[_\- ]?key|private[_\- ]?key|secret[_\- ]?key|access[_\- ]?key"
+    r"|credentials?)$|" + "|".join(CJK_KEYS)
+)
+_XML_ELEMENT = lazy(
+    r"<(?P<tag>[A-Za-z_][\w.\-:]{0,63}+)(?P<attrs>[ \t][^<>\n]{0,300}+)?>"
+    r"(?P<value>[^<>\n]{1,512}+)</(?P=tag)[ \t]*+>"
+)
+_CAMEL = lazy(r"(?<=[a-z0-9])(?=[A-Z])")
+_XML_NAMING_ATTR = lazy(r"\b(?:key|name|id)[ \t]*+=[ \t]*+[\"'](?P<name>[^\"'\n]{1,64}+)[\"']")
+
+
+def _secret_name(name: str) -> str | None:
+    """The family a name (a tag, a column, a key cell) announces, or None."""
+    plain = _CAMEL().sub("_", name.strip(" \t*`_")).lower().split(":")[-1]
+    if not plain or _SECRET_NAME().search(plain) is None:
+        return None
+    return _assignment_family(plain.replace(" ", "_"), False)
+
+
+def _structured_value(value: str) -> bool:
+    """A value worth masking in a tag or a cell: not empty, no placeholder or reference."""
+    inner = value.strip().strip("`'\"")
+    return bool(inner) and not _is_exempt(inner) and not _is_code(inner)
+
+
+@_gated(("</",))
+def _xml_elements(text: str, found: _Found) -> str:
+    """`<password>…</password>`, `<DbPassword>…</DbPassword>`, and an element named by a key
+    attribute: `<entry key="smtp.password">…</entry>`."""
+
+    def replace(m: re.Match[str]) -> str:
+        family = _secret_name(m["tag"])
+        if family is None and m["attrs"]:
+            named = _XML_NAMING_ATTR().search(m["attrs"])
+            family = _secret_name(named["name"].replace(".", "_")) if named else None
+        if family is None or not _structured_value(m["value"]):
+            return m[0]
+        found.append(family)
+        start, end = m.span("value")
+        return m[0][: start - m.start()] + mask(family) + m[0][end - m.start() :]
+
+    return _sub(_XML_ELEMENT(), replace, text, found)
+
+
+_TABLE_RULE = lazy(r"[ \t]*+\|?[ \t]*+:?-{2,}+:?[ \t]*+(?:\|[ \t]*+:?-{2,}+:?[ \t]*+)*+\|?[ \t]*+")
+
+
+def _cells(line: str) -> list[tuple[int, int]]:
+    """The spans of a Markdown table row's cells (between its `|`), trimmed."""
+    bars = [i for i, ch in enumerate(line) if ch == "|"]
+    edges = [-1, *bars, len(line)]
+    if bars and not line[: bars[0]].strip():
+        edges = edges[1:]  # the row starts with `|`
+    out = []
+    for a, b in itertools.pairwise(edges):
+        cell = line[a + 1 : b]
+        if not cell.strip() and b == len(line):
+            continue  # after the closing `|`
+        lead = len(cell) - len(cell.lstrip())
+        out.append((a + 1 + lead, a + 1 + len(cell.rstrip())))
+    return out
+
+
+@_gated(("|",))
+def _markdown_tables(text: str, found: _Found) -> str:
+    """Markdown tables: the cells of a column whose header names a secret (`| user |
+    password |`), and the value beside a key cell that names one (`| DB_PASSWORD | … |`)."""
+    if "\n" not in text or "--" not in text:
+        return text
+    lines = text.split("\n")
+    offsets = [0]
+    for line in lines[:-1]:
+        offsets.append(offsets[-1] + len(line) + 1)
+    edits: list[tuple[int, int, str]] = []
+    i = 1
+    while i < len(lines):
+        if "|" not in lines[i - 1] or not _TABLE_RULE().fullmatch(lines[i]):
+            i += 1
+            continue
+        header = lines[i - 1]
+        columns = {
+            n: family
+            for n, (a, b) in enumerate(_cells(header))
+            if (family := _secret_name(header[a:b])) is not None
+        }
+        row = i + 1
+        while row < len(lines) and "|" in lines[row]:
+            cells = _cells(lines[row])
+            targets = dict(columns)
+            if len(cells) >= 2:
+                named = _secret_name(lines[row][cells[0][0] : cells[0][1]])
+                if named is not None:
+                    targets.setdefault(1, named)
+            for n, family in sorted(targets.items()):
+                if n >= len(cells):
+                    continue
+                a, b = cells[n]
+                cell = lines[row][a:b]
+                if not _structured_value(cell):
+                    continue
+                quote = "`" if cell.startswith("`") and cell.endswith("`") and len(cell) > 1 else ""
+                found.append(family)
+                edits.append((offsets[row] + a, offsets[row] + b, f"{quote}{mask(family)}{quote}"))
+            row += 1
+        i = row
+    if not edits:
+        return text
+    out: list[str] = []
+    done = 0
+    for start, end, replacement in edits:
+        out.append(text[done:start])
+        out.append(replacement)
+        _record(found, start, text[start:end], replacement)
+        done = end
+    out.append(text[done:])
+    return "".join(out)
+
+
+# A secret's name, a space, and the value, with no `=` or `:` between: `my api key 9f86…`,
+# `secret 16926202…`. A long hex value is a digest anywhere else; after such a name it is the
+# key itself.
+_NAMED_VALUE = lazy(
+    r"(?<![\w\-])(?P<name>(?:api|access|secret|auth|private|client|signing)[_ \-]?key"
+    r"|secret|token|access[_ \-]?token|password|passwd|passphrase)"
+    r"(?P<gap>[ \t]++(?:is[ \t]++)?)(?P<value>[A-Za-z0-9_\-+/=]{32,512}+)(?![\w\-+/=])",
+    re.IGNORECASE,
+)
+
+
+@_gated(("key", "KEY", "Key", "secret", "Secret", "token", "Token", "pass", "Pass"))
+def _named_value(text: str, found: _Found) -> str:
+    def replace(m: re.Match[str]) -> str:
+        value = m["value"]
+        digits = sum(c.isdigit() for c in value)
+        if digits < 4 or digits == len(value) or not any(c.isalpha() for c in value):
+            return m[0]
+        if _is_code(value) or "[REDACTED:" in value:
+            return m[0]
+        family = _secret_name(m["name"].replace(" ", "_")) or "secret"
+        found.append(family)
+        return m["name"] + m["gap"] + mask(family)
+
+    return _sub(_NAMED_VALUE(), replace, text, found)
+
+
+# Credentials wrapped in base64: a run that decodes to `user:password`, to a JSON or an
+# assignment holding a password, or to a token the passes above know (`echo YWRt… | base64 -d`,
+# `.npmrc`'s `_auth=`, a docker config's `"auth": "…"`).
+_BASE64_RUN = lazy(
+    r"(?<![A-Za-z0-9+/_\-])(?P<run>[A-Za-z0-9+/]{16,4096}+={0,2}+)(?![A-Za-z0-9+/=])"
+)
+_USER_PASSWORD = lazy(r"[\w.$@\-]{1,64}+:[^\s:]{4,256}+")
+
+
+def _decoded(run: str) -> str | None:
+    import base64
+    import binascii
+
+    if len(run) % 4:
+        return None
+    try:
+        raw = base64.b64decode(run, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    try:
+        decoded = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return decoded if decoded.isprintable() else None
+
+
+def _base64_credentials(text: str, found: _Found) -> str:
+    def replace(m: re.Match[str]) -> str:
+        run = m["run"]
+        if not any(c.isdigit() for c in run) and not run.endswith("="):
+            return m[0]
+        decoded = _decoded(run)
+        if decoded is None:
+            return m[0]
+        inner = _Found()
+        for step in _INNER_PASSES:
+            decoded = step(decoded, inner)
+        if not inner and _USER_PASSWORD().fullmatch(decoded) is None:
+            return m[0]
+        found.append("base64-credential")
+        return mask("base64-credential")
+
+    return _sub(_BASE64_RUN(), replace, text, found)
+
+
+# The rest of a masked value that a line break cut off (`token: BiEVf` and, on the next line,
+# `Y0DptkW5FJgDf0vRYt8…`): a lone token-like run right after the break joins the mask.
+_CONTINUED = lazy(
+    r"(?P<mask>\[REDACTED:[a-z0-9\-]{1,40}+\])(?P<gap>\r?\n[ \t]{0,8}+)"
+    r"(?P<rest>[A-Za-z0-9_\-+/=.]{8,512}+)(?=[\s。，,;)\]'\"`]|$)"
+)
+
+
+@_gated(("[REDACTED:",))
+def _continued(text: str, found: _Found) -> str:
+    def replace(m: re.Match[str]) -> str:
+        rest = m["rest"]
+        if not tokenish(rest) or not any(c.isdigit() for c in rest) or _is_code(rest):
+            return m[0]
+        return m["mask"] + m["gap"] + m["mask"]
+
+    return _sub(_CONTINUED(), replace, text, found)
 
 
 _MEDIA_DATA_URI = lazy(MEDIA_DATA_URI)
@@ -557,11 +988,12 @@ def _high_entropy(text: str, found: _Found) -> str:
         found.append("high-entropy")
         return mask("high-entropy")
 
-    return LONG_RUN.sub(replace, text)
+    return _sub(LONG_RUN, replace, text, found)
 
 
 _PASSES: list[_Pass] = [
     _pem,
+    _split_tokens,  # before the vendor passes: a token cut by a line break is masked whole
     *_VENDOR_PASSES,
     _prefixed,
     _bearer,
@@ -570,40 +1002,134 @@ _PASSES: list[_Pass] = [
     _query_secret,
     _url_token,
     _cli_credentials,
+    _xml_elements,
+    _markdown_tables,
+    _named_value,
+    _base64_credentials,
     _assignment,
     _high_entropy,
+    _continued,
+]
+#: What `_base64_credentials` runs on a decoded run.
+_INNER_PASSES: list[_Pass] = [
+    *_VENDOR_PASSES,
+    _prefixed,
+    _bearer,
+    _authorization,
+    _url_password,
+    _cli_credentials,
+    _assignment,
 ]
 
 
-def _scan(text: str) -> tuple[str, list[str]]:
-    if len(text) > MAX_FIELD_CHARS:
-        return mask("oversized"), ["oversized"]
-    # invisible characters go first: inside a token they would hide its shape
-    # (`ghp_ab\u200bcd…`), and on their own they carry text a reader never sees
-    text = strip_invisible(text)
-    found: list[str] = []
+def _scan(text: str, found: _Found) -> str:
+    """Every pass over `text`; with `found.edits` set, `_Regions` of what changed."""
     for run in _PASSES:
+        if found.edits is not None:
+            found.edits = []
+        before = text
         text = run(text, found)
+        if found.edits and found.regions is not None:
+            found.regions.apply(found.edits, before)
         if found and found[-1] == "private-key" and text == mask("private-key"):
             break
-    return text, found
+    return text
+
+
+class _Regions:
+    """What the passes changed, as spans of the current text and of the text first scanned.
+
+    Outside the regions the current text is the first one, shifted; a pass's edit that
+    touches a region absorbs it, so a mask that grows over an earlier mask maps back to both."""
+
+    __slots__ = ("spans",)
+
+    def __init__(self) -> None:
+        #: (start, end) in the current text, (start, end) in the text first scanned
+        self.spans: list[tuple[int, int, int, int]] = []
+
+    def apply(self, edits: list[tuple[int, int, str]], text: str) -> None:
+        """Carry the regions over the edits one pass made to `text` (sorted, apart)."""
+        old = self.spans
+        new: list[tuple[int, int, int, int]] = []
+        i = 0
+        shift = 0  # how much longer the new text is than the old, so far
+        delta = 0  # how much longer the old text is than the first, before position i
+        for start, end, replacement in edits:
+            while i < len(old) and old[i][1] <= start and not old[i][0] == start == end:
+                cs, ce, vs, ve = old[i]
+                new.append((cs + shift, ce + shift, vs, ve))
+                delta += (ce - cs) - (ve - vs)
+                i += 1
+            v_start = start - delta
+            inside: int | None = None  # the first text's end of a region `end` falls in
+            lo, hi = start, end
+            while i < len(old) and old[i][0] < end:
+                cs, ce, vs, ve = old[i]
+                v_start = min(v_start, vs)
+                delta += (ce - cs) - (ve - vs)
+                lo, hi = min(lo, cs), max(hi, ce)
+                inside = ve if end <= ce else None
+                i += 1
+            v_end = inside if inside is not None else max(v_start, end - delta)
+            # an edit that cuts into a region takes the whole region along
+            replacement = text[lo:start] + replacement + text[end:hi]
+            new.append((lo + shift, lo + shift + len(replacement), v_start, v_end))
+            shift += len(replacement) - (hi - lo)
+        new.extend((cs + shift, ce + shift, vs, ve) for cs, ce, vs, ve in old[i:])
+        self.spans = new
+
+
+def _rescan(text: str, found: _Found) -> str:
+    """`_scan` until nothing changes: a mask can expose a new shape (a key whose value was
+    glued to a masked run), in practice once more."""
+    masked = _scan(text, found)
+    before = 0
+    for _ in range(3):
+        if len(found) == before:
+            break
+        before = len(found)
+        masked = _scan(masked, found)
+    return masked
+
+
+def _view(text: str) -> View:
+    """The text as redaction reads it: `normalise.view` keeping case, with no-break spaces
+    inside a token joined (a line break inside one is `_split_tokens`' to judge)."""
+    if text.isascii() and "&" not in text and "%" not in text:
+        return View(text, text, None, None)
+    return view(text, casefold=False, joins=TOKEN_SPACES)
 
 
 def redact(text: str) -> Redacted:
     """Mask every known secret shape in `text`; `count` is the number of masks put in.
 
-    Idempotent: `redact(redact(t).text)` returns the same text with a count of 0. A mask can
-    expose a new shape (a key whose value was glued to a masked run), so text that had
-    secrets is scanned again until nothing changes (in practice once more).
+    The passes read `text` through the normaliser (`_view`: entities and escapes decoded,
+    compatibility forms and look-alikes folded, invisible characters dropped, split tokens
+    joined); each mask replaces exactly the characters of the original that the masked part of
+    the view came from, and the rest of the original is kept as it was, without its invisible
+    characters. Idempotent: `redact(redact(t).text)` returns the same text with a count of 0.
     """
-    masked, found = _scan(text)
-    count = len(found)
-    for _ in range(3):
-        if not found:
-            break
-        masked, found = _scan(masked)
-        count += len(found)
-    return Redacted(masked, count)
+    if len(text) > MAX_FIELD_CHARS:
+        return Redacted(mask("oversized"), 1)
+    seen = _view(text)
+    found = _Found()
+    if seen.same:
+        return Redacted(_rescan(text, found), len(found))
+    found.edits = []
+    regions = found.regions = _Regions()
+    masked = _rescan(seen.text, found)
+    out: list[str] = []
+    done = 0
+    for cs, ce, vs, ve in regions.spans:
+        start, end = seen.span(vs, ve)
+        if start < done:
+            continue  # two regions from one character of the original (an entity)
+        out.append(strip_invisible(text[done:start]))
+        out.append(masked[cs:ce])
+        done = max(done, end)
+    out.append(strip_invisible(text[done:]))
+    return Redacted("".join(out), len(found))
 
 
 def redact_many(texts: Iterable[str]) -> tuple[list[str], int]:
@@ -619,4 +1145,7 @@ def redact_many(texts: Iterable[str]) -> tuple[list[str], int]:
 
 def secret_families(text: str) -> list[str]:
     """Names of the secret families found in `text`, each once, in the order first found."""
-    return list(dict.fromkeys(_scan(text)[1]))
+    found = _Found()
+    seen = _view(text)
+    _scan(seen.text, found)
+    return list(dict.fromkeys(found))

@@ -18,9 +18,9 @@ __all__ = [
     "XML_SECRET_KEY",
 ]
 
-#: Key words in Chinese (password, passphrase, secret key, private key, token): an
-#: assignment to one of them is a secret like `password=`.
-CJK_KEYS = ("密码", "口令", "密钥", "秘钥", "私钥", "令牌")
+#: Key words in Chinese, simplified and traditional (password, passphrase, secret key,
+#: private key, token): an assignment to one of them is a secret like `password=`.
+CJK_KEYS = ("密码", "密碼", "口令", "密钥", "密鑰", "秘钥", "秘鑰", "祕鑰", "私钥", "私鑰", "令牌")
 #: Words that make a `key` a secret key (`api_key`, `signingKey`, `webhook-key`).
 KEY_QUALIFIERS = (
     "api", "access", "secret", "private", "auth", "signing", "encryption", "master", "client",

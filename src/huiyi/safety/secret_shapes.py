@@ -174,7 +174,7 @@ PREFIXED: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("heroku", r"HRKU-AA[0-9a-zA-Z_\-]{58}", ("HRKU-AA",)),
     ("huggingface", r"api_org_[A-Za-z]{34}", ("api_org_",)),
     ("infracost", r"ico-[A-Za-z0-9]{32}", ("ico-",)),
-    ("linear", r"lin_api_[A-Za-z0-9]{40}", ("lin_api_",)),
+    ("linear", r"lin_(?:api|oauth)_[A-Za-z0-9]{40,64}+", ("lin_api_", "lin_oauth_")),
     (
         "newrelic",
         r"NRAK-[A-Z0-9]{27}|NRJS-[a-f0-9]{19}|NRII-[A-Za-z0-9\-]{32}",
@@ -196,6 +196,33 @@ PREFIXED: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("typeform", r"tfp_[A-Za-z0-9_\-.=]{59,}+", ("tfp_",)),
     ("sourcegraph", r"sgp_(?:[a-fA-F0-9]{16}_)?[a-fA-F0-9]{40}", ("sgp_",)),
     ("cloudflare", r"v1\.0-[a-f0-9]{24}-[a-f0-9]{146}", ("v1.0-",)),
+    # code quality, CI, package and payment services (gitleaks' rules)
+    ("sonarqube", r"sq[pua]_[a-f0-9]{40}", ("squ_", "sqp_", "sqa_")),
+    ("buildkite", r"bkua_[a-f0-9]{40}", ("bkua_",)),
+    ("supabase", r"sbp_[a-f0-9]{40}", ("sbp_",)),
+    ("razorpay", r"rzp_(?:live|test)_[A-Za-z0-9]{14}", ("rzp_",)),
+    ("clickup", r"pk_[0-9]{7,9}_[A-Z0-9]{32}", ("pk_",)),
+    ("octopus", r"API-[A-Z0-9]{26}", ("API-",)),
+    ("mapbox", r"[ps]k\.eyJ1Ijoi[\w\-]{20,}+\.[\w\-]{20,}+", ("k.eyJ1Ijoi",)),
+    (
+        "plaid",
+        r"access-(?:sandbox|development|production)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}"
+        r"-[0-9a-f]{4}-[0-9a-f]{12}",
+        ("access-",),
+    ),
+    # chat-bot tokens and webhooks: Discord bots, Feishu/Lark and Teams incoming webhooks
+    ("discord", r"[MNO][A-Za-z0-9]{23,27}\.[\w\-]{6}\.[\w\-]{27,40}", (".",)),
+    (
+        "feishu-webhook",
+        r"https://open\.(?:feishu\.cn|larksuite\.com)/open-apis/bot/v2/hook/[\w\-]{16,64}+",
+        ("/open-apis/bot/",),
+    ),
+    (
+        "teams-webhook",
+        r"https://[\w\-]{1,63}\.webhook\.office\.com/webhookb2/[\w\-@]{16,120}+"
+        r"/IncomingWebhook/[\w\-]{16,64}+/[\w\-]{16,64}+",
+        ("webhook.office.com",),
+    ),
 )  # fmt: skip
 
 
@@ -205,10 +232,54 @@ PREFIXED: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 # names the secret `value` (a netrc line's, `line`) and, for `cli-flag` and `xml`, the `word`
 # that names the secret: (family, pattern, needles).
 _CLI_VALUE = r"(?P<value>\"[^\"\n]{1,512}+\"|'[^'\n]{1,512}+'|[^\s'\"\-<>|&;][^\s'\"]{0,511}+)"
+#: a value glued to its flag (`-pSECRET`, `-p"SECRET"`)
+_GLUED_VALUE = r"(?P<value>\"[^\"\n]{1,512}+\"|'[^'\n]{1,512}+'|[^\s'\"\-<>|&;][^\s'\"]{0,511}+)"
+#: the rest of a command line, up to a pipe, a `;`, an `&` or the end of the line
+_ARGS = r"[^\n|;&]{0,200}?"
+
+#: Tools whose short flag takes a password, by family of tool, and how the value follows
+#: (` ` spaced, `` glued, or either): the flag means something else in other tools (`-p` is a
+#: port to ssh and psql, `-w` a word to grep), so it counts only after one of these names.
+PASSWORD_FLAGS: tuple[tuple[str, str, str], ...] = (
+    # LDAP clients: -w secret, -wsecret
+    ("ldapsearch|ldapmodify|ldapadd|ldapdelete|ldappasswd|ldapwhoami|ldapcompare|ldapmodrdn"
+     "|ldapexop|ldapurl", "-w", "either"),
+    # archivers: zip -P secret, 7z -psecret, unrar -psecret
+    ("zip|unzip|zipcloak|zipsplit", "-P", "spaced"),
+    ("7z|7za|7zr|7zz|rar|unrar", "-p", "glued"),
+    # database clients and shells
+    ("mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport|mongostat|mongotop"
+     "|mongofiles|cqlsh|ncftp|ncftpput|ncftpget|ncftpls", "-p", "spaced"),
+    ("sqlcmd|bcp|osql|isql|tsql", "-P", "either"),
+    ("vsql", "-w", "either"),
+    # cloud and cluster logins: oc login -p secret
+    ("oc|az|cf|argocd|ibmcloud|crc", "-p", "spaced"),
+    # encryption: openssl enc -k secret
+    ("openssl", "-k", "spaced"),
+)  # fmt: skip
+
+
+def _password_flag(tools: str, flag: str, follows: str) -> str:
+    gap = {"spaced": r"[ \t]++", "glued": "", "either": r"[ \t]*+"}[follows]
+    value = _GLUED_VALUE if follows == "glued" else _CLI_VALUE
+    return rf"(?<![\w.\-/])(?:{tools})(?:\.exe)?[ \t]{_ARGS}(?<=[ \t]){flag}{gap}{value}"
+
+
+_FLAG_WORDS = (
+    "password|passwd|passphrase|pass|storepass|keypass|srcstorepass|deststorepass|srckeypass"
+    "|destkeypass|passin|passout|token|secret|api-key|apikey|access-key|secret-key|client-secret"
+)
 CLI_SHAPES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    # Bundler's per-host credentials: `BUNDLE_GEMS__EXAMPLE__COM=user:password`
     (
         "password",
-        r"\b(?:docker|podman|nerdctl|helm|skopeo|buildah|oras|crane|regctl)\b[^\n|;&]{0,160}?"
+        r"\bBUNDLE_[A-Z0-9_]{2,100}+=[\"']?[^:\s\"']{1,128}+:(?P<value>[^\s\"']{1,512}+)",
+        ("BUNDLE_",),
+    ),
+    (
+        "password",
+        r"\b(?:docker|podman|nerdctl|helm|skopeo|buildah|oras|crane|regctl|oc|az|cf|argocd"
+        r"|ibmcloud)\b[^\n|;&]{0,160}?"
         r"\blogin\b[^\n|;&]{0,200}?[ \t](?:-p|--password)(?:[ \t]++|=)" + _CLI_VALUE,
         ("login",),
     ),
@@ -230,11 +301,48 @@ CLI_SHAPES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
         r"-a[ \t]++|--auth(?:[ \t]++|=))[\"']?[^\s:\"'@]{0,128}+:(?P<value>[^\s\"'@]{1,512}+)",
         ("curl", "http", "xh"),
     ),
+    *(
+        ("password", _password_flag(tools, flag, follows), tuple(tools.split("|")))
+        for tools, flag, follows in PASSWORD_FLAGS
+    ),
+    # smbclient -U 'DOMAIN\user%secret', lftp -u user,secret
+    (
+        "password",
+        r"\b(?:smbclient|rpcclient|smbmap|smbcacls|smbget|winexe|nxc|crackmapexec)\b"
+        r"[^\n|;&]{0,200}?[ \t](?:-U|--user(?:name)?)(?:[ \t]++|=)[\"']?[^\s%\"']{1,128}+%"
+        r"(?P<value>[^\s\"']{1,512}+)",
+        ("smb", "rpcclient", "winexe", "nxc", "crackmapexec"),
+    ),
+    (
+        "password",
+        r"\blftp\b[^\n|;&]{0,200}?[ \t]-u[ \t]++[\"']?[^\s,\"']{1,128}+,"
+        r"(?P<value>[^\s\"']{1,512}+)",
+        ("lftp",),
+    ),
+    # passwords as positional arguments: htpasswd -b FILE USER PASSWORD,
+    # rabbitmqctl add_user USER PASSWORD
+    (
+        "password",
+        r"\bhtpasswd[ \t]++(?:-[A-Za-z]{1,8}+[ \t]++){0,3}-[A-Za-z]{0,6}?b[A-Za-z]{0,6}+[ \t]++"
+        r"(?:-[A-Za-z]{1,8}+[ \t]++){0,3}[^\s\-]\S{0,255}+[ \t]++\S{1,128}+[ \t]++" + _CLI_VALUE,
+        ("htpasswd",),
+    ),
+    (
+        "password",
+        r"\brabbitmqctl[ \t]++(?:add_user|change_password)[ \t]++\S{1,128}+[ \t]++" + _CLI_VALUE,
+        ("rabbitmqctl",),
+    ),
+    # Bundler's per-host credentials: BUNDLE_GEMS__EXAMPLE__COM=user:secret
+    (
+        "password",
+        r"\bBUNDLE_[A-Z0-9_]{1,100}+__[A-Z0-9_]{1,100}+[ \t]*+[=:][ \t]*+[\"']?[^\s:\"']{1,128}+:"
+        r"(?P<value>[^\s\"']{1,512}+)",
+        ("BUNDLE_",),
+    ),
     (
         "cli-flag",
-        r"(?<![\w-])--(?:[a-z0-9]{1,20}-){0,3}(?P<word>password|passwd|token|secret|api-key|"
-        r"apikey|access-key|secret-key|client-secret)[ \t]++" + _CLI_VALUE,
-        ("--",),
+        rf"(?<![\w-])--?(?:[a-z0-9]{{1,20}}-){{0,3}}(?P<word>{_FLAG_WORDS})[ \t]++" + _CLI_VALUE,
+        ("-",),
     ),
     (
         "password",
@@ -245,8 +353,8 @@ CLI_SHAPES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ),
     (
         "xml",
-        r"\b[Kk]ey[ \t]*+=[ \t]*+\"(?P<word>[^\"\n]{0,64}?)\"[ \t]++[Vv]alue[ \t]*+=[ \t]*+\""
-        r"(?P<value>[^\"\n]{1,512}+)\"",
+        r"\b(?:[Kk]ey|[Nn]ame)[ \t]*+=[ \t]*+\"(?P<word>[^\"\n]{0,64}?)\"[ \t]++"
+        r"[Vv]alue[ \t]*+=[ \t]*+\"(?P<value>[^\"\n]{1,512}+)\"",
         ("alue",),
     ),
 )  # fmt: skip

@@ -19,6 +19,11 @@ How matching works:
   wording: "you must run tests before committing" is an ordinary note, and so are the honest
   uses of the same words ("update AGENTS.md when adding a module", a `curl -H "Authorization:
   Bearer $TOKEN"` to localhost). English and Chinese phrasings are both covered.
+* **Intents by evidence** (`huiyi.safety.intents`): beside the phrase rules, each attack intent
+  (override, conceal, exfiltrate, read a secret, persist, weaken checks, open up the agent's
+  configuration, relax a rule) is recognised by the kinds of evidence it must carry in one
+  clause, whatever its wording: a paraphrase in English or Chinese is caught when it names what
+  it is about and what should happen to it.
 * Hard-coded secrets are whatever `huiyi.safety.redact` recognises, so the scan and the
   redactor can never disagree about what a secret looks like.
 * Every repeat in every pattern is bounded or possessive, so a scan costs time in proportion to
@@ -36,6 +41,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from huiyi.safety.intents import intents
 from huiyi.safety.unicode import INVISIBLE, fold_text
 from huiyi.text.lazyre import lazy
 
@@ -45,6 +51,8 @@ SECRET_READ = "secret_read"
 PERSISTENCE = "persistence"
 HARD_CODED_SECRET = "hard_coded_secret"
 INVISIBLE_UNICODE = "invisible_unicode"
+WEAKEN_CHECKS = "weaken_checks"
+RELAX_RULE = "relax_rule"
 
 #: Every rule name, in the order rules are checked.
 RULES = (
@@ -54,7 +62,21 @@ RULES = (
     EXFILTRATION,
     SECRET_READ,
     PERSISTENCE,
+    WEAKEN_CHECKS,
+    RELAX_RULE,
 )
+
+#: The rule each intent of `huiyi.safety.intents` breaks.
+_INTENT_RULES = {
+    "override": INSTRUCTION_OVERRIDE,
+    "conceal": INSTRUCTION_OVERRIDE,
+    "exfiltrate": EXFILTRATION,
+    "read_secret": SECRET_READ,
+    "persist": PERSISTENCE,
+    "agent_config": PERSISTENCE,
+    "weaken": WEAKEN_CHECKS,
+    "relax": RELAX_RULE,
+}
 
 _SPACES = re.compile(r"\s++")
 
@@ -439,7 +461,8 @@ def scan(text: str, *, secret_families: Callable[[str], list[str]] | None = None
         found.append(HARD_CODED_SECRET)
     folded = fold(text)
     found.extend(rule.name for rule in WORD_RULES if rule.search(folded))
-    return found
+    found.extend(_INTENT_RULES[intent] for intent in intents(text))
+    return [rule for rule in RULES if rule in found]
 
 
 def scan_together(texts: Sequence[str]) -> list[str]:
@@ -471,4 +494,6 @@ _DESCRIPTIONS = {
     PERSISTENCE: "writes instructions into agent files or opens up harness configuration",
     HARD_CODED_SECRET: "contains a secret (API key, token, password or private key)",
     INVISIBLE_UNICODE: "contains invisible characters (zero-width, bidirectional or tag)",
+    WEAKEN_CHECKS: "switches off or goes around tests, hooks or CI checks",
+    RELAX_RULE: "relaxes a safety rule (secrets may be printed, committed or shown)",
 }

@@ -64,7 +64,10 @@ def run(harness: str, event: str, stdin: IO[bytes], stdout: IO[str]) -> int:
     try:
         settings = Settings.from_env()
     except SettingsError as exc:
-        print(f"huiyi hook: {exc}", file=sys.stderr)
+        from huiyi.safety.exit import deliver_error
+
+        # a bad value may be a pasted token (`HUIYI_MAX_INJECT_CHARS=ghp_…`): masked here too
+        print(f"huiyi hook: {deliver_error(str(exc))}", file=sys.stderr)
         return 0
     try:
         reply = _serve(settings, harness, event, stdin)

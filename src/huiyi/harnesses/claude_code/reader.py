@@ -241,9 +241,12 @@ class _Transcript(FileSession):
         # everything is taken from the record before anything changes (`base.take_record`)
         uuid = as_str(record.get("uuid"))
         cwd = as_str(record.get("cwd")) if self.cwd is None else None
-        want_parent = self.subagent_file and self.parent is None
-        parent = as_str(record.get("sessionId")) if want_parent else None
         sidechain = record.get("isSidechain") is True
+        # a subagent's records name its parent in `sessionId`, whatever its file is called
+        want_parent = (self.subagent_file or sidechain) and self.parent is None
+        parent = as_str(record.get("sessionId")) if want_parent else None
+        if parent == self.session_id:
+            parent = None
         stamp = parse_time(record.get("timestamp"))
         boundary = rtype == "system" and record.get("subtype") == "compact_boundary"
         message = record.get("message")

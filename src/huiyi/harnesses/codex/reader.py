@@ -255,6 +255,22 @@ def _output_text(output: object) -> str:
     return _content_text(output)
 
 
+def _parent_thread(source: object, depth: int = 0) -> str | None:
+    """The parent thread a subagent's `session_meta` source names, wherever it is nested
+    (`{"subagent": {"thread_spawn": {"parent_thread_id": …}}}`)."""
+    if not isinstance(source, dict) or depth > 4:
+        return None
+    for key, value in source.items():
+        if key in ("parent_thread_id", "parent_session_id", "parent_id"):
+            found = as_str(value)
+            if found:
+                return found
+        nested = _parent_thread(value, depth + 1)
+        if nested is not None:
+            return nested
+    return None
+
+
 class _Rollout(FileSession):
     """What one rollout has taught us so far; `state()` round-trips it through the cursor.
 
@@ -270,6 +286,7 @@ class _Rollout(FileSession):
         super().__init__(state.get("id"), state, skipped)
         self.path = path
         self.subagent: bool = state.get("subagent", False)
+        self.parent: str | None = state.get("parent")
         self.calls: dict[str, str] = state.get("calls", {})
         self.prompts: list[list[Any]] = state.get("prompts", [])
         self.reply: list[Any] | None = state.get("reply")
@@ -279,6 +296,7 @@ class _Rollout(FileSession):
             **super().state(),
             "id": self.session_id,
             "subagent": self.subagent,
+            **({"parent": self.parent} if self.parent is not None else {}),
             "calls": self.calls,
             "prompts": self.prompts,
             "reply": self.reply,
@@ -286,6 +304,7 @@ class _Rollout(FileSession):
 
     def describe(self, update: SessionUpdate) -> None:
         update.is_subagent = self.subagent
+        update.parent = self.parent
 
     # -- records ---------------------------------------------------------------------------
 
@@ -325,6 +344,7 @@ class _Rollout(FileSession):
         started = parse_time(payload.get("timestamp"))
         source = payload.get("source")
         subagent = isinstance(source, dict) and "subagent" in source
+        parent = _parent_thread(source) if subagent else None
 
         def apply(time: int) -> None:
             if self.cwd is None:
@@ -333,6 +353,8 @@ class _Rollout(FileSession):
                 self.created = started
             if subagent:
                 self.subagent = True
+            if parent is not None and self.parent is None:
+                self.parent = parent
 
         return apply
 
