@@ -4,7 +4,7 @@
 for Latin, split by invisible characters or a line break or hidden behind escapes, and the
 chat-template and harness tags a recalled text may carry, plain and disguised. Split by a hash
 of each case into a tuning half and a held half; the target for both is that nothing survives
-as a model would read it. The figures are printed (`pytest -s`) and stated in the README.
+as a model would read it. The figures are printed (`pytest -s`) and stated in docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -80,8 +80,8 @@ def test_ordinary_text_is_left_alone(text: str) -> None:
 
 
 def test_the_readme_states_the_envelope_figures() -> None:
-    text = re.sub(r"\s+", " ", (ROOT / "README.md").read_text(encoding="utf-8"))
+    text = re.sub(r"\s+", " ", (ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8"))
     for name, part in halves().items():
         surviving = sum(survives(c, wrap(c.text)) for c in part)
         claim = f"{surviving} of {len(part)} hostile texts ({name} half)"
-        assert claim in text, f"README.md should say {claim!r}"
+        assert claim in text, f"docs/benchmarks.md should say {claim!r}"

@@ -4,7 +4,7 @@ The marker corpus (`tests.corpora.privacy`) is split by a hash of each case into
 and a held half; the target is the same for both: no marked session exposed, no near miss
 hidden. The subagent cases write a private parent and its subagents (depth 1 and 2) in each
 harness's real format, index them in both orders, and check that no subagent shows up in a
-list or a search. The figures are printed (`pytest -s`) and stated in the README.
+list or a search. The figures are printed (`pytest -s`) and stated in docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -210,10 +210,10 @@ def test_without_a_marker_every_session_of_the_family_is_shown(
 
 
 def test_the_readme_states_the_marker_figures() -> None:
-    text = re.sub(r"\s+", " ", (ROOT / "README.md").read_text(encoding="utf-8"))
+    text = re.sub(r"\s+", " ", (ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8"))
     for name, (exposed, total) in marker_figures().items():
         claim = f"{exposed} of {total} generated marked titles ({name} half)"
-        assert claim in text, f"README.md should say {claim!r}"
+        assert claim in text, f"docs/benchmarks.md should say {claim!r}"
 
 
 def test_the_brackets_are_every_bracket_unicode_knows() -> None:

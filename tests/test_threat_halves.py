@@ -5,7 +5,7 @@ secret, persist, weaken checks, agent configuration, relax a rule) and honest no
 their words, in English, Chinese and mixed, with paraphrases. Each is split by a hash of the
 text into a tuning half, which the rules were tuned on, and a held half, which they never
 were. The tuning half must meet the targets; both halves' figures are printed (`pytest -s`)
-and stated in the README, the held one as it is.
+and stated in docs/benchmarks.md, the held one as it is.
 """
 
 from __future__ import annotations
@@ -56,13 +56,13 @@ def test_the_tuning_half_meets_the_targets() -> None:
 
 
 def test_the_readme_states_both_halves() -> None:
-    text = re.sub(r"\s+", " ", (ROOT / "README.md").read_text(encoding="utf-8"))
+    text = re.sub(r"\s+", " ", (ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8"))
     for name, (refused, total, honest_refused, honest_total) in figures().items():
         claim = (
             f"{refused} of {total} generated attacks and {honest_refused} of {honest_total} "
             f"honest notes ({name} half)"
         )
-        assert claim in text, f"README.md should say {claim!r}"
+        assert claim in text, f"docs/benchmarks.md should say {claim!r}"
 
 
 @pytest.mark.parametrize(
