@@ -108,6 +108,8 @@ def _print_doctor(report: dict[str, Any]) -> None:
         bad = src.get("bad_lines") or {}
         if bad:
             click.echo("  skipped  " + ", ".join(f"{k} {v}" for k, v in sorted(bad.items())))
+        for file in src.get("unreadable", []):
+            click.echo(f"  not read {safe(file['path'])}: {safe(file['why'])}")
 
 
 def _installed_report(hy: Huiyi) -> dict[str, Any]:

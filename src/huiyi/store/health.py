@@ -146,8 +146,13 @@ def totals(conn: sqlite3.Connection) -> dict[str, int]:
     }
 
 
+#: how many unreadable files `per_source` names per source (all are counted)
+UNREADABLE_SHOWN = 10
+
+
 def per_source(conn: sqlite3.Connection) -> dict[str, dict[str, Any]]:
-    """Per source: files (gone, unreadable, refused), bad lines by reason, sessions, events."""
+    """Per source: files (gone, unreadable, refused), bad lines by reason, sessions, events,
+    and the first unreadable files by path with why (a FIFO, a device, no permission)."""
     sources: dict[str, dict[str, Any]] = {}
     for source, files, missing, errors, refused in conn.execute(
         "SELECT source, count(*), sum(missing), sum(error IS NOT NULL), sum(refused IS NOT NULL) "
@@ -161,6 +166,13 @@ def per_source(conn: sqlite3.Connection) -> dict[str, dict[str, Any]]:
         bad.setdefault(source, Counter()).update(json.loads(skipped or "{}"))
     for source, counter in bad.items():
         sources.setdefault(source, {})["bad_lines"] = dict(counter)
+    for source, path, error in conn.execute(
+        "SELECT source, path, error FROM files WHERE error IS NOT NULL AND missing = 0 "
+        "ORDER BY source, path"
+    ):
+        shown = sources.setdefault(source, {}).setdefault("unreadable", [])
+        if len(shown) < UNREADABLE_SHOWN:
+            shown.append({"path": path, "why": error})
     for source, sessions, events in conn.execute(
         "SELECT source, count(*), coalesce(sum(event_count), 0) FROM sessions GROUP BY source"
     ):
