@@ -80,7 +80,10 @@ def _print_doctor(report: dict[str, Any]) -> None:
             f"contents   {report['sessions']} sessions, {report['events']} events, "
             f"{report['workspaces']} workspaces, {report['private_sessions']} private"
         )
-    click.echo(f"integrity  {report['integrity']}; full-text {report['fulltext']}")
+    click.echo(
+        f"integrity  {report['integrity']}; full-text {report['fulltext']}; "
+        f"schema {report['schema']}"
+    )
     vectors = report["embeddings"]
     if vectors is None:
         pass
