@@ -6,26 +6,12 @@ The names are loaded on first use (PEP 562 `__getattr__`), so importing a light 
 `huiyi.config` or the stdio front (`huiyi.transports.stdio_mcp`) does not pull in the index, the
 search layers and their dependencies: `huiyi mcp` answers its first message before any of that
 would have finished importing.
-
-huiyi is offline: importing it turns off the telemetry of the libraries it uses, before any of
-them is imported (`TELEMETRY_OFF`; a value the environment already sets is kept). onnxruntime
-otherwise writes a device id under `~/.cache/Microsoft/DeveloperTools/` and queues events
-about the machine for upload.
 """
 
 from __future__ import annotations
 
 import importlib
-import os
 from typing import TYPE_CHECKING, Any
-
-#: the switches that turn off the telemetry of the libraries huiyi loads (and the common one)
-TELEMETRY_OFF = {
-    "ORT_DISABLE_TELEMETRY": "1",  # onnxruntime: the device id file and the event queue
-    "HF_HUB_DISABLE_TELEMETRY": "1",  # Hugging Face libraries, should one be present
-    "DO_NOT_TRACK": "1",  # the shared convention (consoledonottrack.com)
-}
-os.environ.update({k: v for k, v in TELEMETRY_OFF.items() if k not in os.environ})
 
 if TYPE_CHECKING:
     from huiyi.api import Huiyi, IndexReport

@@ -27,7 +27,7 @@ import click
 
 from huiyi.cli.output import hit_json, hit_lines, json_text, safe
 from huiyi.config import Settings
-from huiyi.errors import HuiyiError, UsageError, exit_code
+from huiyi.errors import HomeError, HuiyiError, UsageError, exit_code
 from huiyi.policy.protocol import failure_of
 from huiyi.text.dates import when
 
@@ -98,6 +98,8 @@ def clean_errors() -> Iterator[None]:
     met where no caller turned them into huiyi's errors (`protocol.failure_of`)."""
     try:
         yield
+    except HomeError as exc:  # not the command's usage: the line alone, still exit 2
+        raise HuiyiClickError(exc) from None
     except UsageError as exc:
         raise click.UsageError(safe(str(exc))) from None
     except Exception as exc:

@@ -38,6 +38,7 @@ def web(state: CliState, port: int, host: str, open_: bool) -> None:
             raise UsageError("--port must be between 0 and 65535")
         from huiyi.web.app import WebServer
 
+        state.settings.ensure_home()  # a home that cannot be made: one line now, not at exit
         try:
             server = WebServer(state.settings, host=host, port=port)
         except OSError as exc:

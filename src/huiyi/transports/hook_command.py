@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from typing import IO, TYPE_CHECKING
 
 from huiyi.config import Settings
-from huiyi.errors import SettingsError
+from huiyi.errors import HomeError, SettingsError
 from huiyi.harnesses import adapters
 from huiyi.harnesses.hookform import CLAUDE_STYLE, HookForm
 from huiyi.policy.protocol import Failure, HookRun, Reply
@@ -134,5 +134,5 @@ def log(settings: Settings, harness: str, event: str, message: str) -> None:
             os.write(fd, line.encode("utf-8", "replace"))
         finally:
             os.close(fd)
-    except OSError:
+    except (OSError, HomeError):
         pass  # no home to write to: the hook still fails open
