@@ -464,7 +464,7 @@ class Huiyi:
             )
         if self._semantic_failed and (layers is None or "semantic" in layers):
             result.notes.append(f"semantic layer unavailable: {self._semantic_failed}")
-        damage = next(filter(None, map(db.damage_in, result.notes)), None)
+        damage = next(filter(None, map(db.layer_damage, result.notes)), None)
         if damage is not None:
             result.notes.append(db.damaged_message(path, damage))
         return result

@@ -63,7 +63,7 @@ from pathlib import Path
 from typing import Literal, NamedTuple, TypeVar
 
 from huiyi.config_file import ConfigFile, shown, unknown_key
-from huiyi.errors import SettingsError
+from huiyi.errors import HomeError, SettingsError
 from huiyi.safety.budget import TOOL_SECONDS
 
 __all__ = [
@@ -79,6 +79,7 @@ __all__ = [
     "INJECT_MAX",
     "INJECT_MIN",
     "MAX_TRIGGERS",
+    "TELEMETRY_OFF",
     "ExtractConfig",
     "FileKey",
     "Loaded",
@@ -89,6 +90,7 @@ __all__ = [
     "embedder_spec",
     "load",
     "prepare_openmp",
+    "telemetry_off",
     "user_home",
 ]
 
@@ -280,13 +282,31 @@ class Settings(NamedTuple):
         return load(env, home=home).settings
 
     def ensure_home(self) -> Path:
-        """Create the home directory owner-only (0700) and return it."""
-        self.home.mkdir(parents=True, exist_ok=True, mode=0o700)
-        os.chmod(self.home, 0o700)
+        """Create the home directory owner-only (0700) and return it; a home that cannot be
+        made or used (`HomeError`) names the path and why."""
+        try:
+            self.home.mkdir(parents=True, exist_ok=True, mode=0o700)
+            os.chmod(self.home, 0o700)
+        except OSError as exc:
+            raise _home_error(self.home, exc) from None
         return self.home
 
     def __repr__(self) -> str:
         return _shown(self, "embed_api_key")
+
+
+def _home_error(home: Path, exc: OSError) -> HomeError:
+    """The one line for a `HUIYI_HOME` that cannot be made or used because of `exc`."""
+    if isinstance(exc, FileExistsError) or (home.exists() and not home.is_dir()):
+        reason = "it is a file, not a directory"
+    elif isinstance(exc, NotADirectoryError):
+        reason = "a part of its path is a file"
+    else:
+        reason = f"{exc.strerror or exc}"
+    return HomeError(
+        f"HUIYI_HOME {home} cannot be used ({reason}); set HUIYI_HOME to a directory you can "
+        "write, or unset it for ~/.huiyi"
+    )
 
 
 class Origin(NamedTuple):
@@ -401,6 +421,25 @@ def prepare_openmp() -> None:
     one query embedding take seconds instead of milliseconds. A value the user set is kept.
     """
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
+#: the switches that turn off the telemetry of the libraries huiyi loads (and the shared one)
+TELEMETRY_OFF = {
+    "ORT_DISABLE_TELEMETRY": "1",  # onnxruntime: its device id file and its event queue
+    "HF_HUB_DISABLE_TELEMETRY": "1",  # Hugging Face libraries, should one be present
+    "DO_NOT_TRACK": "1",  # the shared convention (consoledonottrack.com)
+}
+
+
+def telemetry_off() -> None:
+    """Turn off a library's telemetry (`TELEMETRY_OFF`); call before onnxruntime is imported.
+
+    huiyi is offline, and onnxruntime, left to itself, writes a device id under
+    `~/.cache/Microsoft/DeveloperTools/` and queues events about the machine for upload. Like
+    `prepare_openmp`, an instruction to a library that reads it when it loads, so it is given
+    right before that load; a value the user set is kept.
+    """
+    os.environ.update({k: v for k, v in TELEMETRY_OFF.items() if k not in os.environ})
 
 
 def embedder_spec(spec: str) -> tuple[str, str, str] | None:
@@ -624,10 +663,14 @@ class _Reader:
 
     def home(self, default: Path) -> Path:
         path = self.path("home", "HUIYI_HOME", default)
-        if path.exists() and not path.is_dir():
-            raise SettingsError(
+        # the nearest part of the path that is there: a file there, and no directory can be
+        # made (a home that cannot be made for another reason is found where it is made)
+        there = next((p for p in (path, *path.parents) if p.exists()), None)
+        if there is not None and not there.is_dir():
+            under = "" if there == path else f", under {shown(str(there))}"
+            raise HomeError(
                 f"HUIYI_HOME must be a directory, or a path where one can be created "
-                f"(got {shown(str(path))}, which is a file)"
+                f"(got {shown(str(path))}{under}, which is a file)"
             )
         return path
 

@@ -68,7 +68,9 @@ class ConfigFile:
         """The file at `path`, None when there is none; a file that cannot be used raises."""
         try:
             raw = path.read_bytes()
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
+            # (a home that is a file, or under one, holds no file: `Settings.ensure_home`
+            # says what is wrong with it where it is needed)
             return None
         except OSError as exc:
             raise SettingsError(

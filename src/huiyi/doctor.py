@@ -65,6 +65,7 @@ def report(
         "problem": health.problem,
         "integrity": health.integrity,
         "fulltext": health.fulltext,
+        "schema": health.schema,
         "sessions": counted.get("sessions"),
         "events": counted.get("events"),
         "private_sessions": counted.get("private_sessions"),

@@ -3,6 +3,7 @@
     HuiyiError                 anything huiyi reports to a person or an agent
     ├── UsageError             a bad argument; the message says what to pass instead
     │   └── SettingsError      a bad HUIYI_* value; the message names it and the allowed range
+    │       └── HomeError      HUIYI_HOME cannot be made or used (one line, never the usage)
     ├── NotFoundError          unknown, private or out-of-scope ids (one message for all three)
     ├── BusyError              another process held a lock (index writer, memory store) too long
     ├── StoreError             the index database is unusable (corrupt, newer schema)
@@ -30,6 +31,11 @@ class UsageError(HuiyiError):
 
 class SettingsError(UsageError):
     """A setting (environment variable or config value) out of its allowed range."""
+
+
+class HomeError(SettingsError):
+    """`HUIYI_HOME` cannot be created or used (a path under a file, a read-only place): the
+    message names the path and the reason."""
 
 
 class NotFoundError(HuiyiError):

@@ -104,7 +104,8 @@ def clean_errors() -> Iterator[None]:
     try:
         yield
     except SettingsError as exc:
-        # a bad setting is no misuse of the command line: its one line, without the usage
+        # a bad setting (an unusable HUIYI_HOME among them) is no misuse of the command line:
+        # its one line, without the usage banner, still exit 2
         raise HuiyiClickError(exc) from None
     except UsageError as exc:
         raise click.UsageError(safe(str(exc))) from None

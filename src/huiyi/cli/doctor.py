@@ -81,7 +81,10 @@ def _print_doctor(report: dict[str, Any]) -> None:
             f"contents   {report['sessions']} sessions, {report['events']} events, "
             f"{report['workspaces']} workspaces, {report['private_sessions']} private"
         )
-    click.echo(f"integrity  {report['integrity']}; full-text {report['fulltext']}")
+    click.echo(
+        f"integrity  {report['integrity']}; full-text {report['fulltext']}; "
+        f"schema {report['schema']}"
+    )
     vectors = report["embeddings"]
     if vectors is None:
         pass
@@ -116,6 +119,8 @@ def _print_doctor(report: dict[str, Any]) -> None:
         bad = src.get("bad_lines") or {}
         if bad:
             click.echo("  skipped  " + ", ".join(f"{k} {v}" for k, v in sorted(bad.items())))
+        for file in src.get("unreadable", []):
+            click.echo(f"  not read {safe(file['path'])}: {safe(file['why'])}")
 
 
 def _installed_report(hy: Huiyi) -> dict[str, Any]:

@@ -6,6 +6,8 @@ else is in `huiyi.web`.
 
 from __future__ import annotations
 
+import signal
+
 import click
 
 from huiyi.cli.common import CliState, clean_errors
@@ -36,6 +38,7 @@ def web(state: CliState, port: int, host: str, open_: bool) -> None:
             raise UsageError("--port must be between 0 and 65535")
         from huiyi.web.app import WebServer
 
+        state.settings.ensure_home()  # a home that cannot be made: one line now, not at exit
         try:
             server = WebServer(state.settings, host=host, port=port)
         except OSError as exc:
@@ -44,8 +47,20 @@ def web(state: CliState, port: int, host: str, open_: bool) -> None:
             ) from None
         click.echo(f"huiyi web: {server.url}", nl=True)
         click.echo("(the address carries this start's key; Ctrl-C stops the page)", err=True)
-        if open_:
-            import webbrowser
+        # uvicorn passes SIGTERM on once it has shut down: end as Ctrl-C does, so that what
+        # this start made (the file `--open` hands the browser) goes with it
+        signal.signal(signal.SIGTERM, _terminated)
+        try:
+            if open_:
+                import webbrowser
 
-            webbrowser.open(server.url)
-        server.run()
+                # the browser gets an owner-only file that leads on to the address: its
+                # command line, which every local user can read, never holds the key
+                webbrowser.open(server.launcher().as_uri())
+            server.run()
+        finally:
+            server.close()
+
+
+def _terminated(signum: int, _frame: object) -> None:
+    raise SystemExit(128 + signum)

@@ -25,17 +25,28 @@ untrusted-data envelope) are kept as events, so seqs and compaction stay as the 
 them, but never indexed. `is_own_traffic` recognises them from one event alone (tool name or
 result text), so every reader gets it without knowing about it; a reader that can pair a result
 with its call (by call id) also marks the call `Event.own` when only the result gave it away.
+
+A hostile machine is the normal case: a logs tree may hold a FIFO, a link to `/dev/zero`, a
+socket or a name that is not UTF-8. `open_log` is how every reader opens a log: without
+blocking, and only when what it opened is a regular file (`NotRegularFile` otherwise), so a
+FIFO never hangs a read and a device never feeds one forever. `name_text` and `path_key` give
+any name (bytes the file system holds, decoded with surrogate escapes) a text SQLite can keep.
+A read is bounded too: a reader stops after `READ_BYTES` or `READ_RECORDS` at a record
+boundary and says `ReadResult.more`, and the index writes what it read before it reads on, so
+memory stays bounded however large a log grows.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import IO, Any, ClassVar, Protocol, TypeVar
 
 from huiyi.model import Event, Kind, Surface
 from huiyi.safety.envelope import MARKER_NAME, notice
@@ -53,6 +64,13 @@ BAD_RECORD = "bad-record"
 UNREADABLE = "unreadable"
 UNSUPPORTED_VERSION = "unsupported-version"
 MALFORMED_RECORD = "malformed-record"
+#: A discovered path that is no regular file once links are resolved (a FIFO, a device, a socket).
+NOT_REGULAR = "not-a-regular-file"
+
+#: A read stops at the first record boundary after this many bytes (decompressed, for a
+#: compressed log) or this many records, and the index writes what it read before it reads on.
+READ_BYTES = 16 * 1024 * 1024
+READ_RECORDS = 20_000
 
 #: What code written for a well-formed record raises on a malformed one. `take_record` turns
 #: these into a skipped record; anything else (an I/O error, a bug's `AssertionError`) is not
@@ -93,6 +111,65 @@ _OWN_NOTICE = re.compile(
 )
 #: How far into a result the notice may start (Codex puts `Wall time: ...\nOutput:` first).
 _NOTICE_WITHIN = 600
+
+
+class NotRegularFile(OSError):
+    """A log path that is a FIFO, a device, a socket or a folder once links are resolved."""
+
+    def __init__(self, path: Path, mode: int) -> None:
+        super().__init__(f"not a regular file ({file_kind(mode)})")
+        self.strerror = str(self)
+        self.filename = str(path)
+
+
+def file_kind(mode: int) -> str:
+    """What `st_mode` says a path is, in a person's words."""
+    for test, kind in (
+        (stat.S_ISREG, "a regular file"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISDIR, "a folder"),
+    ):
+        if test(mode):
+            return kind
+    return "not a file"
+
+
+def open_log(path: Path) -> IO[bytes]:
+    """Open a log for reading, following links, and only if it is a regular file.
+
+    `O_NONBLOCK` keeps the open itself from waiting for a FIFO's writer; the kind is checked on
+    the open descriptor (`fstat`), so a file swapped for a FIFO or a device link between
+    discovery and this open is refused too (`NotRegularFile`)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegularFile(path, mode)
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def name_text(name: str) -> str:
+    """`name` as text SQLite and a terminal can hold: bytes of a name that are not UTF-8 (kept
+    by Python as surrogate escapes) shown as `\\xNN`. A valid name comes back unchanged."""
+    if name.isascii():
+        return name
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(name).decode("utf-8", "backslashreplace")
+    return name
+
+
+def path_key(path: Path) -> str:
+    """The text the index keeps a log's path under (`name_text` of the whole path)."""
+    return name_text(str(path))
 
 
 def is_own_tool(name: str | None) -> bool:
@@ -200,6 +277,8 @@ class ReadResult:
     skipped: Counter[str] = field(default_factory=Counter)
     #: set when the whole file was refused (e.g. unsupported format version); says why
     refused: str | None = None
+    #: the read stopped at its budget (`READ_BYTES`, `READ_RECORDS`) before the file's end
+    more: bool = False
 
 
 class Reader(Protocol):

@@ -39,6 +39,8 @@ from typing import Any, ClassVar, Protocol
 
 from huiyi.model import Event, Kind, Surface
 from huiyi.sources.base import (
+    READ_BYTES,
+    READ_RECORDS,
     Cursor,
     ReadResult,
     SessionChunk,
@@ -90,8 +92,12 @@ class JsonlReader:
         result = ReadResult(offset=cursor.offset)
         fold = self._fold(path, copy.deepcopy(cursor.state), result.skipped)
         lines = JsonLines(path, cursor.offset, result.skipped)
-        for record in lines:
+        stop_at = cursor.offset + READ_BYTES
+        for taken, record in enumerate(lines, 1):
             take_record(fold.feed, record, result.skipped)
+            if lines.offset >= stop_at or taken >= READ_RECORDS:
+                result.more = True  # the index writes this much, then reads on
+                break
         result.offset = lines.offset
         result.state = fold.state()
         result.chunks = fold.chunks()

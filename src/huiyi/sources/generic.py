@@ -29,6 +29,7 @@ from huiyi.sources.base import (
     UNKNOWN_TYPE,
     SessionChunk,
     SessionUpdate,
+    name_text,
     valid_seq,
 )
 from huiyi.sources.fold import JsonlReader, News
@@ -58,17 +59,17 @@ class GenericReader(JsonlReader):
 
     def discover(self) -> Iterator[Path]:
         for root in self.roots():
-            if root.is_file():
-                yield root
-            else:
+            if root.is_dir():
                 yield from jsonl_files(root)
+            elif root.exists():  # a file, or a FIFO or device the index counts as no file
+                yield root
 
 
 def default_session_id(path: Path) -> str:
     """The id of a headerless file's session: its stem plus a short hash of its full path, so
     two `history.jsonl` in different folders stay apart."""
     digest = hashlib.sha1(os.path.abspath(path).encode("utf-8", "surrogateescape"))
-    return f"{path.stem}-{digest.hexdigest()[:8]}"
+    return f"{name_text(path.stem)}-{digest.hexdigest()[:8]}"
 
 
 def parse_generic_time(value: object) -> int | None:

@@ -9,6 +9,8 @@ lives here once:
   `JsonLines.offset` stays at its start so the next read picks it up whole.
 - The file is read in blocks, never whole, and a line longer than `MAX_LINE_BYTES` is skipped
   while it streams past (counted `line-too-long`), so one huge pasted blob cannot exhaust memory.
+- The file is opened by `base.open_log` (regular files only, a FIFO never waits) and read only
+  up to the size it had when opened: a file that grows while it is read is taken up next time.
 - Bad lines are counted, never fatal: `invalid-utf8`, `invalid-json`, and `bad-record` for JSON
   that is not an object. Blank lines are ignored.
 
@@ -35,6 +37,7 @@ from huiyi.sources.base import (
     INVALID_UTF8,
     LINE_TOO_LONG,
     MAX_LINE_BYTES,
+    open_log,
     valid_time,
 )
 
@@ -64,12 +67,13 @@ class JsonLines:
         self.max_line_bytes = max_line_bytes
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        with self.path.open("rb") as handle:
+        with open_log(self.path) as handle:
+            size = os.fstat(handle.fileno()).st_size  # what is read this time, at most
             handle.seek(self.offset)
             block_start = self.offset  # file position of block[0]
             pending = bytearray()  # the start of a line that continues in the next block
             too_long = False  # streaming past an over-long line without keeping it
-            while block := handle.read(_BLOCK):
+            while block_start < size and (block := handle.read(min(_BLOCK, size - block_start))):
                 start = 0
                 while (newline := block.find(b"\n", start)) >= 0:
                     if too_long:

@@ -131,6 +131,10 @@ DAMAGED_MESSAGES = (
     "file is not a database",
     "malformed database schema",
 )
+#: what a search layer's note holds when a table of the schema was dropped: not a fault of
+#: the file (in code it is a bug, and keeps its traceback), but a layer that cannot answer
+#: (`health.schema_check` finds it, `repair` makes it again)
+_MISSING_TABLE = "no such table"
 _FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
 #: what SQLite says when `event_text` failed (`store.textpack.last_failure` says why)
 _FUNCTION_FAILED = "user-defined function raised exception"
@@ -141,6 +145,15 @@ def damage_in(text: str) -> str | None:
     holds one, or what made a packed text unreadable; else None."""
     found = next((message for message in DAMAGED_MESSAGES if message in text), None)
     return found or _unreadable_text(text)
+
+
+def layer_damage(text: str) -> str | None:
+    """What broke a search layer whose note is `text`: the damage `damage_in` finds, or a
+    table of the schema that is missing; else None."""
+    if (found := damage_in(text)) is not None:
+        return found
+    start = text.find(_MISSING_TABLE)
+    return text[start:] if start >= 0 else None
 
 
 def _unreadable_text(text: str) -> str | None:

@@ -1,7 +1,9 @@
 """The index's health and what it holds: what `huiyi doctor`, `huiyi index` and the status view
 read.
 
-Health is SQLite's `quick_check` of the file, the packed texts' check and FTS5's
+Health is SQLite's `quick_check` of the file, the packed texts' check, that every table, index
+and trigger the schema expects is there and answers (`schema_check`: a dropped full-text table
+leaves a file `quick_check` calls sound, and every search without its lexical layer) and FTS5's
 `integrity-check` of both text indexes, all without changing anything; the contents are the
 totals and per-source counts a person sees. Only reads live here: what changes the index
 because of what these find is `store.repair`.
@@ -10,6 +12,7 @@ because of what these find is `store.repair`.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import sqlite3
 from collections import Counter
@@ -28,6 +31,7 @@ __all__ = [
     "newer_message",
     "per_source",
     "quick_check",
+    "schema_check",
     "totals",
 ]
 
@@ -41,6 +45,10 @@ class Health:
     integrity: str = "ok"
     fulltext: str = "ok"
     newer: tuple[str, ...] = ()
+    #: "ok", or what of the schema is missing or does not answer (`schema_check`)
+    schema: str = "ok"
+    #: the names of the missing or silent schema objects
+    missing: tuple[str, ...] = ()
 
     @property
     def file_ok(self) -> bool:
@@ -49,7 +57,7 @@ class Health:
 
     @property
     def ok(self) -> bool:
-        return self.file_ok and self.fulltext == "ok" and not self.newer
+        return self.file_ok and self.fulltext == "ok" and self.schema == "ok" and not self.newer
 
     @property
     def problem(self) -> str | None:
@@ -58,6 +66,8 @@ class Health:
             return newer_message(self.path, self.newer)
         if not self.file_ok:
             what = f"the index at {self.path} is damaged ({self.integrity})"
+        elif self.schema != "ok":
+            what = f"parts of the index at {self.path} are missing ({self.schema})"
         elif self.fulltext != "ok":
             what = f"the full-text index in {self.path} is damaged ({self.fulltext})"
         else:
@@ -88,12 +98,74 @@ def check(path: Path) -> Health:
         integrity = quick_check(conn)
         if integrity == "ok":
             integrity = textpack.check(conn)
+        missing = schema_check(conn) if integrity == "ok" else ()
         fulltext = "; ".join(
             f"{table}: {problem}"
             for table in ("event_fts", "event_fuzzy")
-            if (problem := _fts_check(conn, table)) != "ok"
+            if (problem := _fts_check(conn, table, missing)) != "ok"
         )
-    return Health(path, integrity=integrity, fulltext=fulltext or "ok", newer=newer)
+    return Health(
+        path,
+        integrity=integrity,
+        fulltext=fulltext or "ok",
+        newer=newer,
+        schema="missing: " + ", ".join(missing) if missing else "ok",
+        missing=missing,
+    )
+
+
+@functools.cache
+def expected_schema() -> tuple[tuple[str, str, str, str], ...]:
+    """(type, name, owning table, SQL) of every table, index and trigger an index of this huiyi
+    holds: what the migrations make of an empty index, in memory."""
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        textpack.install(conn)
+        migrations.apply(conn)
+        rows = conn.execute(
+            "SELECT type, name, tbl_name, sql FROM sqlite_master "
+            "WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name"
+        ).fetchall()
+    finally:
+        conn.close()
+    return tuple((str(kind), str(name), str(table), str(sql)) for kind, name, table, sql in rows)
+
+
+def schema_check(conn: sqlite3.Connection) -> tuple[str, ...]:
+    """What of the expected schema (`expected_schema`) is missing, or is there but does not
+    answer a read (a full-text table whose shadow tables were dropped), as `"table
+    event_fts"`; empty when all is there. An index that has migrations still to apply is
+    judged after they ran (the next open applies them), so it is taken as it is."""
+    names = {m.__name__ for m in migrations.MIGRATIONS}
+    try:
+        recorded = {row[0] for row in conn.execute("SELECT name FROM _migrations")}
+    except sqlite3.DatabaseError:
+        return ("table _migrations",)
+    if not names <= recorded:
+        return ()
+    present = {
+        (str(kind), str(name))
+        for kind, name in conn.execute(
+            "SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'"
+        )
+    }
+    problems: list[str] = []
+    for kind, name, _table, sql in expected_schema():
+        if (kind, name) not in present:
+            problems.append(f"{kind} {name}")
+        elif kind == "table" and not sql.startswith("CREATE VIRTUAL") and not _answers(conn, name):
+            # (a full-text table cannot be scanned: FTS5's integrity-check asks it, below)
+            problems.append(f"{kind} {name}")
+    return tuple(problems)
+
+
+def _answers(conn: sqlite3.Connection, table: str) -> bool:
+    quoted = '"' + table.replace('"', '""') + '"'
+    try:
+        conn.execute(f"SELECT 1 FROM {quoted} LIMIT 1").fetchall()
+    except sqlite3.DatabaseError:
+        return False
+    return True
 
 
 def quick_check(conn: sqlite3.Connection) -> str:
@@ -116,7 +188,9 @@ def _open(path: Path) -> sqlite3.Connection:
     return conn
 
 
-def _fts_check(conn: sqlite3.Connection, table: str) -> str:
+def _fts_check(conn: sqlite3.Connection, table: str, missing: tuple[str, ...] = ()) -> str:
+    if f"table {table}" in missing:
+        return "missing"
     exists = conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).fetchone()
     if exists is None:
         return "ok"  # an index from before that table: the next open migrates it
@@ -146,8 +220,13 @@ def totals(conn: sqlite3.Connection) -> dict[str, int]:
     }
 
 
+#: how many unreadable files `per_source` names per source (all are counted)
+UNREADABLE_SHOWN = 10
+
+
 def per_source(conn: sqlite3.Connection, bundled: str | None = None) -> dict[str, dict[str, Any]]:
-    """Per source: files (gone, unreadable, refused), bad lines by reason, sessions, events.
+    """Per source: files (gone, unreadable, refused), bad lines by reason, sessions, events,
+    and the first unreadable files by path with why (a FIFO, a device, no permission).
 
     Files under the folder `bundled` (the demo history shipped in the package, which no scan
     of a harness's own folders sees) are never counted as gone from disk."""
@@ -166,6 +245,13 @@ def per_source(conn: sqlite3.Connection, bundled: str | None = None) -> dict[str
         bad.setdefault(source, Counter()).update(json.loads(skipped or "{}"))
     for source, counter in bad.items():
         sources.setdefault(source, {})["bad_lines"] = dict(counter)
+    for source, path, error in conn.execute(
+        "SELECT source, path, error FROM files WHERE error IS NOT NULL AND missing = 0 "
+        "ORDER BY source, path"
+    ):
+        shown = sources.setdefault(source, {}).setdefault("unreadable", [])
+        if len(shown) < UNREADABLE_SHOWN:
+            shown.append({"path": path, "why": error})
     for source, sessions, events in conn.execute(
         "SELECT source, count(*), coalesce(sum(event_count), 0) FROM sessions GROUP BY source"
     ):

@@ -23,6 +23,7 @@ import contextlib
 import json
 import os
 import sqlite3
+import stat
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -32,7 +33,14 @@ from typing import Any
 
 from huiyi.model import TEXT_KINDS, Surface, sql_kinds
 from huiyi.safety.privacy import is_private_title
-from huiyi.sources.base import Cursor, Reader, SessionUpdate
+from huiyi.sources.base import (
+    NOT_REGULAR,
+    Cursor,
+    NotRegularFile,
+    Reader,
+    SessionUpdate,
+    path_key,
+)
 from huiyi.store import db, textpack, transaction, vectors
 from huiyi.store.codes import surface_code
 from huiyi.store.reading import (
@@ -198,6 +206,8 @@ class Ingestor:
                 zip(jobs, outcomes, strict=True), total - len(jobs) + 1
             ):
                 self._write(reader.source, job, outcome, report)
+                if not isinstance(outcome, OSError) and outcome.more:
+                    self._read_on(reader, job, outcome, report)
                 dictionary = self._codec.dictionary
                 if dictionary is not None:  # trained meanwhile: the readers pack from now on
                     outcomes.share(dictionary)
@@ -205,17 +215,37 @@ class Ingestor:
                     progress(reader.source, done, total)
             self.commit()
         if mark_missing and paths is None:
-            self._mark_missing(reader.source, {str(p) for p in files})
+            self._mark_missing(reader.source, {path_key(p) for p in files})
 
     def index_file(self, reader: Reader, path: Path, report: SourceReport) -> None:
         """Index one file (if it changed) in this process."""
         job = self._plan(reader, path, report)
         if job is not None:
-            self._write(reader.source, job, read_job(reader, job.path, job.cursor), report)
+            outcome = read_job(reader, job.path, job.cursor)
+            self._write(reader.source, job, outcome, report)
+            if not isinstance(outcome, OSError) and outcome.more:
+                self._read_on(reader, job, outcome, report)
+
+    def _read_on(self, reader: Reader, job: Job, outcome: Read, report: SourceReport) -> None:
+        """Read the rest of a file whose read stopped at its budget, one budget at a time,
+        writing each before the next is read: memory holds one read, however large the file."""
+        while outcome.more:
+            self.commit()
+            row = self.conn.execute(
+                "SELECT id FROM files WHERE path = ?", (path_key(job.path),)
+            ).fetchone()
+            job = Job(
+                job.path, job.st, row[0], False, Cursor(outcome.offset, unpack_state(outcome.state))
+            )
+            got = read_job(reader, job.path, job.cursor)
+            self._write(reader.source, job, got, report, more=True)
+            if isinstance(got, OSError):
+                return
+            outcome = got
 
     def _plan(self, reader: Reader, path: Path, report: SourceReport) -> Job | None:
         """Decide whether and from where to read `path`; None when it is unchanged or gone."""
-        key = str(path)
+        key = path_key(path)
         try:
             st = path.stat()
         except FileNotFoundError:
@@ -223,6 +253,9 @@ class Ingestor:
             return None
         except OSError as exc:
             self._file_error(key, reader.source, report, exc)
+            return None
+        if not stat.S_ISREG(st.st_mode):  # a FIFO, a device, a socket (links resolved)
+            self._file_error(key, reader.source, report, NotRegularFile(path, st.st_mode))
             return None
         row = self.conn.execute(
             'SELECT id, inode, size, mtime_ns, "offset", head, state FROM files WHERE path = ?',
@@ -238,8 +271,12 @@ class Ingestor:
         cursor = Cursor() if reset else Cursor(offset=int(row[4]), state=unpack_state(row[6]))
         return Job(path, st, file_id, reset, cursor)
 
-    def _write(self, source: str, job: Job, outcome: Outcome, report: SourceReport) -> None:
-        key = str(job.path)
+    def _write(
+        self, source: str, job: Job, outcome: Outcome, report: SourceReport, *, more: bool = False
+    ) -> None:
+        """Write one read of a file; `more`: a read after the first of one `index` run, whose
+        file is counted once."""
+        key = path_key(job.path)
         if isinstance(outcome, OSError):
             if isinstance(outcome, FileNotFoundError):
                 report.skipped[VANISHED] += 1
@@ -247,7 +284,7 @@ class Ingestor:
                 self._file_error(key, source, report, outcome)
             return
         result = outcome
-        report.files_read += 1
+        report.files_read += 0 if more else 1
         try:
             file_id = job.file_id
             if job.reset and file_id is not None:
@@ -280,7 +317,8 @@ class Ingestor:
     ) -> int:
         values = (
             st.st_ino,
-            st.st_size,
+            # a file read in part is never taken as unchanged: the next run reads it on
+            -1 if result.more else st.st_size,
             st.st_mtime_ns,
             result.offset,
             result.head,
@@ -315,7 +353,10 @@ class Ingestor:
         return file_id
 
     def _file_error(self, key: str, source: str, report: SourceReport, exc: OSError) -> None:
-        report.skipped["unreadable"] += 1
+        """Count a file that cannot be read (no permission, a FIFO, a device) and keep why, so
+        `huiyi doctor` names it."""
+        reason = NOT_REGULAR if isinstance(exc, NotRegularFile) else "unreadable"
+        report.skipped[reason] += 1
         report.errors.append(f"{key}: {exc.strerror or exc}")
         with self.conn:
             self.conn.execute(

@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 from huiyi.model import Event, Kind
 from huiyi.safety.privacy import has_marker
 from huiyi.safety.redact import redact
-from huiyi.sources.base import Cursor, Reader, SessionChunk, SessionUpdate
+from huiyi.sources.base import Cursor, Reader, SessionChunk, SessionUpdate, open_log
 from huiyi.store import textpack
 from huiyi.store.codes import kind_code, role_code, surface_code
 from huiyi.store.textindex import Streams, index_texts, is_indexed
@@ -97,6 +97,8 @@ class Read(NamedTuple):
     #: `files.head` (`read_head`)
     head: bytes
     chunks: list[Prepared]
+    #: the read stopped at its budget: the writer writes it and reads the file on from `offset`
+    more: bool = False
 
 
 Outcome = Read | OSError
@@ -125,6 +127,7 @@ def read_job(
         result.refused,
         head,
         [prepare(chunk, pack) for chunk in result.chunks],
+        result.more,
     )
 
 
@@ -398,7 +401,7 @@ def read_head(path: Path, upto: int) -> bytes:
     """
     if upto <= 0:
         return b""
-    with path.open("rb") as fh:
+    with open_log(path) as fh:
         return _digest(fh.read(min(upto, HEAD_BYTES)))
 
 

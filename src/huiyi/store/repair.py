@@ -2,8 +2,9 @@
 
 The index is derived data, but not only: Claude Code deletes transcripts after 30 days and the
 index keeps their text, so a repair must lose no session that was indexed. `repair` therefore
-works in two steps. When only the text indexes (`event_fts`, `event_fuzzy`) are damaged, they are
-rebuilt in place from the kept text. When the file itself is damaged or cannot be opened, it is
+works in two steps. When only the text indexes (`event_fts`, `event_fuzzy`) are damaged, or
+missing (a dropped table, a plain index gone), they are made again and rebuilt in place from
+the kept text. When the file itself is damaged or cannot be opened, it is
 moved aside (never deleted), a fresh index is built from the logs by the normal ingestion, and
 then the broken copy is read row by row, so that an unreadable page costs only its own rows:
 first its forget rules (before the logs are read, so forgotten sessions stay out), then every
@@ -27,7 +28,7 @@ from huiyi.model import TEXT_KINDS, sql_kinds
 from huiyi.sources.base import Reader
 from huiyi.store import compact, db, textindex, textpack, transaction, vectors
 from huiyi.store.codes import kind_code, role_code, surface_code
-from huiyi.store.health import Health, check, newer_message
+from huiyi.store.health import Health, check, expected_schema, newer_message
 from huiyi.store.ingest import Ingestor, Progress, SourceReport, spread_privacy, text_uid_key
 from huiyi.store.textpack import TextPackError
 
@@ -98,11 +99,70 @@ def repair(
         report = RepairReport(health)
         if health.ok:
             return report
-        if health.file_ok and _rebuild_text_in_place(path, report) and check(path).ok:
+        if (
+            health.file_ok
+            and _make_missing_in_place(path, health.missing)
+            and _rebuild_text_in_place(path, report)
+            and check(path).ok
+        ):
             report.action = "text-indexes"
             return report
         _rebuild(path, readers, report, progress)
     return report
+
+
+#: FTS5's structure record (row 10 of `<table>_data`) of an index with no segments
+_NO_SEGMENTS = "X'00000000000000'"
+
+
+def _make_missing_in_place(path: Path, missing: Sequence[str]) -> bool:
+    """Make again what of the schema is missing when all of it is derived from the kept text:
+    a full-text table (dropped whole, or one of its shadow tables) or a plain index. Anything
+    else missing (a table of rows, a trigger that kept counts) is False: the whole index is
+    rebuilt then, which loses nothing."""
+    if not missing:
+        return True
+    expected = {f"{kind} {name}": (kind, name, sql) for kind, name, _t, sql in expected_schema()}
+    virtual = {name for kind, name, sql in expected.values() if sql.startswith("CREATE VIRTUAL")}
+    remake: set[str] = set()
+    shadows: list[str] = []  # missing shadow tables of a full-text table that is still there
+    indexes: list[str] = []
+    for item in missing:
+        kind, name, sql = expected[item]
+        owner = next((v for v in virtual if name == v or name.startswith(f"{v}_")), None)
+        if owner is not None:
+            remake.add(owner)
+            if name != owner and f"table {owner}" not in missing:
+                shadows.append(sql)
+                if name == f"{owner}_data":  # an empty structure record: FTS5 opens it then
+                    shadows.append(f'INSERT INTO "{name}" (id, block) VALUES (10, {_NO_SEGMENTS})')
+        elif kind == "index":
+            indexes.append(sql)
+        else:
+            return False
+    try:
+        conn = db.connect(path)
+    except StoreError:
+        return False
+    try:
+        with transaction.immediate(conn):
+            # FTS5 drops a table only when all of its shadow tables are there: the missing
+            # ones go in first, empty, and the table is dropped and made whole again
+            for sql in shadows:
+                conn.execute(sql)
+            for name in sorted(remake):
+                conn.execute(f'DROP TABLE IF EXISTS "{name}"')
+                for kind, other, _sql in expected.values():
+                    if kind == "table" and other.startswith(f"{name}_"):
+                        conn.execute(f'DROP TABLE IF EXISTS "{other}"')  # left by itself
+                conn.execute(expected[f"table {name}"][2])
+            for sql in indexes:
+                conn.execute(sql)
+    except sqlite3.DatabaseError:
+        return False
+    finally:
+        conn.close()
+    return True
 
 
 def _rebuild_text_in_place(path: Path, report: RepairReport) -> bool:

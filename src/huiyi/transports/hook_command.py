@@ -20,7 +20,6 @@ bad setting, which leaves no home to log to, is one line on stderr.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -28,12 +27,13 @@ from collections.abc import Sequence
 from typing import IO, TYPE_CHECKING
 
 from huiyi.config import Settings
-from huiyi.errors import SettingsError
+from huiyi.errors import HomeError, SettingsError
 from huiyi.harnesses import adapters
 from huiyi.harnesses.hookform import CLAUDE_STYLE, HookForm
 from huiyi.policy.hook_runs import RAN_NAME, last_runs, note_run
 from huiyi.policy.protocol import Failure, HookRun, Reply
 from huiyi.transports.route import route
+from huiyi.transports.wire import BadMessage, loads
 
 if TYPE_CHECKING:
     from huiyi.policy.handler import RequestHandler
@@ -103,9 +103,11 @@ def _serve(settings: Settings, harness: str, event: str, stdin: IO[bytes]) -> Re
         message = f"the hook input is larger than {MAX_INPUT_BYTES:,} bytes; not read"
         return Reply(failure=Failure("UsageError", message))
     try:
-        payload = json.loads(raw)
-    except (ValueError, RecursionError):
+        payload = loads(raw, MAX_INPUT_BYTES)
+    except BadMessage as exc:
         message = "the hook input is not a JSON object; nothing was done"
+        if exc.reason != "not-json":
+            message = f"the hook input is not read ({exc}); nothing was done"
         return Reply(failure=Failure("UsageError", message))
     opened: list[RequestHandler] = []
 
@@ -141,5 +143,5 @@ def log(settings: Settings, harness: str, event: str, message: str) -> None:
             os.write(fd, line.encode("utf-8", "replace"))
         finally:
             os.close(fd)
-    except OSError:
+    except (OSError, HomeError):
         pass  # no home to write to: the hook still fails open

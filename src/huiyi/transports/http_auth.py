@@ -36,9 +36,10 @@ from typing import TYPE_CHECKING, Any
 from huiyi.errors import NotFoundError, UsageError
 from huiyi.model import CallerContext
 from huiyi.policy.caller import CallerFinder, workspace_from_roots
+from huiyi.transports.wire import MAX_MESSAGE_BYTES, BadMessage, loads
 
 if TYPE_CHECKING:
-    from starlette.types import ASGIApp, Receive, Scope, Send
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 __all__ = [
     "OUTSIDE",
@@ -210,8 +211,13 @@ class BearerAuth:
         return scheme.lower() == b"bearer" and hmac.compare_digest(credentials.strip(), self._token)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "lifespan" or self.authorized(scope):
+        if scope["type"] == "lifespan":
             await self.app(scope, receive, send)
+        elif self.authorized(scope):
+            if scope["type"] == "http" and scope.get("method") == "POST":
+                await self._bounded(scope, receive, send)
+            else:
+                await self.app(scope, receive, send)
         elif scope["type"] == "http":
             await send(
                 {
@@ -223,3 +229,54 @@ class BearerAuth:
             await send({"type": "http.response.body", "body": b""})
         else:  # a websocket: refused before it opens
             await send({"type": "websocket.close", "code": 1008})
+
+    async def _bounded(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Pass a POST on only when its body is at most `MAX_MESSAGE_BYTES` and nested at most
+        `MAX_DEPTH` deep; else answer in the SDK's JSON-RPC error shape (413 or 400), having
+        read no more than the bound."""
+        body = bytearray()
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client went away
+            body += message.get("body", b"")
+            if len(body) > MAX_MESSAGE_BYTES:
+                await _rpc_error(
+                    send, 413, -32600, f"Invalid request: longer than {MAX_MESSAGE_BYTES:,} bytes"
+                )
+                return
+            if not message.get("more_body", False):
+                break
+        try:
+            loads(bytes(body))
+        except BadMessage as exc:
+            if exc.reason != "not-json":  # what is no JSON at all the SDK answers itself
+                await _rpc_error(send, 400, -32700, f"Parse error: {exc}")
+                return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": bytes(body), "more_body": False}
+
+        await self.app(scope, replay, send)
+
+
+async def _rpc_error(send: Send, status: int, code: int, message: str) -> None:
+    """A JSON-RPC error with no id, as the MCP SDK answers a request it cannot take."""
+    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}})
+    raw = body.encode("utf-8")
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(raw)).encode("ascii")),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": raw})

@@ -40,6 +40,7 @@ from huiyi.errors import SettingsError
 from huiyi.policy.manifest import manifest
 from huiyi.policy.protocol import CallerHints, ToolCall
 from huiyi.transports.route import route
+from huiyi.transports.wire import BadMessage, loads, read_line
 
 if TYPE_CHECKING:
     from huiyi.policy.handler import RequestHandler
@@ -154,13 +155,17 @@ class StdioServer:
 
     def run(self) -> None:
         """Answer until the client closes stdin."""
-        for line in self.stdin:
+        while (line := read_line(self.stdin)) is not None:
+            if isinstance(line, BadMessage):  # read past, never kept
+                self._error(None, INVALID_REQUEST, "Invalid request", str(line))
+                continue
             if not line.strip():
                 continue
             try:
-                message = json.loads(line)
-            except ValueError:
-                self._error(None, PARSE_ERROR, "Parse error")
+                message = loads(line)
+            except BadMessage as exc:
+                why = None if exc.reason == "not-json" else str(exc)
+                self._error(None, PARSE_ERROR, "Parse error", why)
                 continue
             if not isinstance(message, dict):
                 self._error(None, INVALID_REQUEST, "Invalid request")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import html
 import os
 import socket
 import threading
@@ -382,14 +383,34 @@ class WebServer:
         self.port = int(self.socket.getsockname()[1])
         workspace = resolve(settings.workspace or os.getcwd())
         self.app = make_app(self.index, host=host, port=self.port, workspace=workspace)
+        self.home = settings.home
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
+        self._launcher: Path | None = None
 
     @property
     def url(self) -> str:
         """The address to open: it carries this start's key."""
         shown = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{shown}:{self.port}/?{KEY_PARAM}={self.app.key}"
+
+    def launcher(self) -> Path:
+        """An owner-only file (0600, in the 0700 `HUIYI_HOME`) that sends a browser on to
+        `url`, for `huiyi web --open`: the browser's command line, which every user of the
+        machine can read, then holds this file's name and not the key (what Jupyter does).
+        `close` removes it."""
+        from huiyi.files import atomic_write
+
+        if self._launcher is None:
+            target = html.escape(self.url, quote=True)
+            page = (
+                '<!doctype html><meta charset="utf-8">'
+                f'<meta http-equiv="refresh" content="0;url={target}">'
+                f'<title>huiyi web</title><p><a href="{target}">Open huiyi web</a></p>\n'
+            )
+            self._launcher = self.home / "web" / f"open-{self.port}.html"
+            atomic_write(self._launcher, page.encode("utf-8"))
+        return self._launcher
 
     def _make(self) -> uvicorn.Server:
         import uvicorn
@@ -425,3 +446,6 @@ class WebServer:
     def close(self) -> None:
         self.socket.close()
         self.index.close()
+        if self._launcher is not None:
+            self._launcher.unlink(missing_ok=True)
+            self._launcher = None

@@ -37,6 +37,7 @@ from huiyi.harnesses.pending import (
     same_arguments,
 )
 from huiyi.model import CallerContext
+from huiyi.sources.base import name_text, open_log
 
 __all__ = [
     "CLAUDE_TOOL_USE_KEY",
@@ -89,7 +90,7 @@ def _claude_transcripts(claude_dirs: Sequence[Path], cwd: str) -> Iterator[Path]
 def tail_records(path: Path, max_bytes: int = CLAUDE_TAIL_BYTES) -> list[dict[str, Any]]:
     """The JSON records on the complete lines of the last `max_bytes` of a transcript."""
     try:
-        with path.open("rb") as handle:
+        with open_log(path) as handle:
             size = handle.seek(0, os.SEEK_END)
             start = max(0, size - max_bytes)
             handle.seek(start)
@@ -165,7 +166,7 @@ def claude_caller(
             name == call.qualified_name and same_arguments(given, call.arguments)
             for name, given in pending.values()
         ):
-            return found(path.stem, record_cwd or cwd, HOW_PENDING)
+            return found(name_text(path.stem), record_cwd or cwd, HOW_PENDING)
     return None
 
 
@@ -181,7 +182,7 @@ def _transcript_with(tool_use_id: str, paths: Iterable[Path]) -> tuple[Path, str
     needle = json.dumps(tool_use_id).encode("utf-8")
     for path in paths:
         try:
-            with path.open("rb") as handle:
+            with open_log(path) as handle:
                 size = handle.seek(0, os.SEEK_END)
                 handle.seek(max(0, size - CLAUDE_TAIL_BYTES))
                 tail = handle.read()
@@ -237,7 +238,7 @@ def claude_caller_by_id(
             holder = _transcript_with(tool_use_id, (p for p in anywhere if p not in near))
         if holder is not None:
             path, record_cwd = holder
-            return found(path.stem, record_cwd or cwd, HOW_TOOL_USE)
+            return found(name_text(path.stem), record_cwd or cwd, HOW_TOOL_USE)
         if time.monotonic() >= deadline:
             return None
         time.sleep(CLAUDE_POLL_SECONDS)

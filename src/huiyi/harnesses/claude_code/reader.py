@@ -43,7 +43,7 @@ from typing import Any, ClassVar
 
 from huiyi.config import Settings
 from huiyi.model import Kind
-from huiyi.sources.base import BAD_RECORD, UNKNOWN_TYPE, SessionUpdate
+from huiyi.sources.base import BAD_RECORD, UNKNOWN_TYPE, SessionUpdate, name_text
 from huiyi.sources.fold import FileSession, JsonlReader
 from huiyi.sources.jsonl import as_str, clean_text, parse_time, remember
 
@@ -159,7 +159,7 @@ class _Transcript(FileSession):
     source: ClassVar[str] = ClaudeReader.source
 
     def __init__(self, path: Path, state: dict[str, Any], skipped: Counter[str]) -> None:
-        super().__init__(path.stem, state, skipped)
+        super().__init__(name_text(path.stem), state, skipped)
         self.subagent_file = is_subagent_file(path)
         self.title: str | None = state.get("title")
         # a state saved before `titles` existed knows only the title in force

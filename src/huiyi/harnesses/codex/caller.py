@@ -15,6 +15,7 @@ from typing import Any
 
 from huiyi.harnesses.pending import ID, REPLY_ID, TURN_SECONDS, LookIn, ToolCall, found
 from huiyi.model import CallerContext
+from huiyi.sources.base import open_log
 
 __all__ = ["HOW", "by_meta", "codex_caller", "reply_of"]
 
@@ -48,7 +49,7 @@ def codex_caller(session_id: str, codex_home: Path) -> CallerContext | None:
 def _rollout_meta(path: Path) -> Mapping[str, Any] | None:
     """The `session_meta` payload on a rollout's first line."""
     try:
-        with path.open("rb") as handle:
+        with open_log(path) as handle:
             first = handle.readline(4 << 20)
         record = json.loads(first)
     except (OSError, ValueError, RecursionError):

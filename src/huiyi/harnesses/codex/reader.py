@@ -50,7 +50,7 @@ from typing import Any, ClassVar
 
 from huiyi.config import Settings
 from huiyi.model import Kind
-from huiyi.sources.base import BAD_RECORD, UNKNOWN_TYPE, SessionUpdate
+from huiyi.sources.base import BAD_RECORD, UNKNOWN_TYPE, SessionUpdate, name_text
 from huiyi.sources.fold import FileSession, JsonlReader
 from huiyi.sources.jsonl import as_str, clean_text, jsonl_files, parse_time, remember
 
@@ -150,7 +150,7 @@ class CodexReader(JsonlReader):
 def session_id_from_name(path: Path) -> str:
     """The uuid at the end of `rollout-<timestamp>-<uuid>.jsonl`, else the file stem."""
     match = _UUID_TAIL.search(path.stem)
-    return match.group(0) if match else path.stem
+    return match.group(0) if match else name_text(path.stem)
 
 
 def _content_text(content: object) -> str:

@@ -35,6 +35,8 @@ from huiyi.sources.base import (
     UNSUPPORTED_VERSION,
     SessionChunk,
     SessionUpdate,
+    name_text,
+    path_key,
     valid_seq,
     valid_time,
 )
@@ -213,20 +215,23 @@ class Fold:
         if obj is None or obj.get("type") != "session":
             if obj is not None:
                 self.skipped[BAD_RECORD] += 1
-            self.refused = f"{self.path} is not a DSH session log: its first line is no header"
+            self.refused = (
+                f"{path_key(self.path)} is not a DSH session log: its first line is no header"
+            )
             return
         version = obj.get("version", 0)
         if version != 0:
             self.skipped[UNSUPPORTED_VERSION] += 1
             shown = repr(version)[:40] if isinstance(version, int | float | str) else "(none)"
             self.refused = (
-                f"{self.path} uses DSH session format version {shown}; huiyi reads version 0"
+                f"{path_key(self.path)} uses DSH session format version {shown}; "
+                "huiyi reads version 0"
             )
             return
         depth = _int(obj.get("delegationDepth"), 0)
         created = obj.get("createdAt")
         self.session = {
-            "id": _opt_str(obj.get("id")) or self.path.parent.name,
+            "id": _opt_str(obj.get("id")) or name_text(self.path.parent.name),
             "cwd": _opt_str(obj.get("cwd")),
             "created": valid_time(_int(created, -1)),
             "parent": _opt_str(obj.get("parentSession")),

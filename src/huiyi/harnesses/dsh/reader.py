@@ -4,11 +4,13 @@ A DSH log is `<home>/sessions/--<project>--/<session-id>/session.jsonl.zstd` (`s
 with compression off): a header line, then one JSON event per line. The compressed form is a
 concatenation of independent zstd frames, one per write batch, so reading has two layers:
 
-* The physical layer, in `huiyi.harnesses.dsh.frames`, turns bytes into lines and says how far the
-  file was consumed. Only whole units (a complete frame, or a newline-terminated line) are
-  consumed, so `ReadResult.offset` always sits on a unit boundary and the next read starts
-  cleanly; over-long lines are dropped while they stream, and corrupt frames are counted and
-  skipped there. It is a separate module because it knows bytes and zstd, not DSH events.
+* The physical layer, in `huiyi.harnesses.dsh.frames`, turns bytes into lines and says where
+  the next read resumes after each: a file offset on a frame (or line) boundary, plus how much
+  of that frame's text is consumed when a read stopped inside one (the cursor's `inside`).
+  Over-long lines are dropped while they stream, and corrupt or oversized frames are counted
+  and skipped there. It is a separate module because it knows bytes and zstd, not DSH events.
+  A read stops at its budget (`READ_RECORDS` lines or `READ_BYTES` of text) and the index
+  reads on from there, so one huge frame never has to be held whole.
 * The logical layer, in `fold.py` beside this module, turns lines into `Event`s and folds the
   `surfaceOp`s that say what the model can still see.
 
@@ -33,10 +35,26 @@ from typing import ClassVar
 
 from huiyi.config import Settings
 from huiyi.harnesses.dsh.fold import BAD_SURFACE_OP, SOURCE, Fold
-from huiyi.harnesses.dsh.frames import CORRUPT_FRAME, Unit, ZstdFrames, jsonl_lines
-from huiyi.sources.base import TORN_FRAME, Cursor, ReadResult, take_record
+from huiyi.harnesses.dsh.frames import CORRUPT_FRAME, FRAME_TOO_LARGE, Step, ZstdFrames, jsonl_lines
+from huiyi.sources.base import (
+    READ_BYTES,
+    READ_RECORDS,
+    TORN_FRAME,
+    Cursor,
+    ReadResult,
+    open_log,
+    take_record,
+)
 
-__all__ = ["BAD_SURFACE_OP", "CORRUPT_FRAME", "EMPTY_FILE", "LOG_NAMES", "DshReader", "reader"]
+__all__ = [
+    "BAD_SURFACE_OP",
+    "CORRUPT_FRAME",
+    "EMPTY_FILE",
+    "FRAME_TOO_LARGE",
+    "LOG_NAMES",
+    "DshReader",
+    "reader",
+]
 
 #: File names of a session log, compressed first.
 LOG_NAMES = ("session.jsonl.zstd", "session.jsonl")
@@ -61,7 +79,10 @@ class DshReader:
         for root in self.roots():
             for project in _listdir(root):
                 for session in _listdir(project):
-                    logs = [session / name for name in LOG_NAMES if _is_file(session / name)]
+                    found = [session / name for name in LOG_NAMES if _exists(session / name)]
+                    # a FIFO or a device under a log's name is handed on, to be counted as no
+                    # regular file, only when no regular log is beside it
+                    logs = [log for log in found if _is_file(log)] or found[:1]
                     if len(logs) > 1:  # compression was switched: the newer log is the live one
                         logs.sort(key=_mtime, reverse=True)
                     yield from logs[:1]
@@ -73,25 +94,34 @@ class DshReader:
         offset, state = cursor.offset, cursor.state
         if offset > 0 and not isinstance(state.get("session"), dict):
             offset, state = 0, {}  # the state was lost: the fold must start from the header
+        inside = state.get("inside", 0) if offset > 0 else 0
+        inside = inside if isinstance(inside, int) and inside >= 0 else 0
         result = ReadResult(offset=offset)
         fold = Fold(path, state, result.skipped)
         torn_tail: list[int] | None = None
-        with path.open("rb") as file:
+        with open_log(path) as file:
             if offset == 0 and os.fstat(file.fileno()).st_size == 0:
                 result.skipped[EMPTY_FILE] += 1
             frames: ZstdFrames | None = None
-            units: Iterable[Unit]
+            steps: Iterable[Step]
             if path.name.endswith(".zstd"):
-                units = frames = ZstdFrames(file, offset, result.skipped)
+                frames = ZstdFrames(file, offset, result.skipped, inside)
+                steps = frames.steps()
             else:
-                units = jsonl_lines(file, offset)
-            for lines, end in units:
+                steps = jsonl_lines(file, offset)
+            taken = read_bytes = 0
+            for lines, end, within in steps:
                 for raw in lines:
                     take_record(fold.line, raw, result.skipped)
+                    taken += 1
+                    read_bytes += len(raw or b"")
                     if fold.refused:
                         break
-                result.offset = end
+                result.offset, inside = end, within
                 if fold.refused:
+                    break
+                if taken >= READ_RECORDS or read_bytes >= READ_BYTES:
+                    result.more = True  # the index writes this much, then reads on
                     break
             if frames is not None and frames.torn_end is not None:
                 torn_tail = [result.offset, frames.torn_end]
@@ -100,6 +130,8 @@ class DshReader:
             result.state = {"refused": fold.refused}
             return result
         result.state = fold.state()
+        if inside:
+            result.state["inside"] = inside  # this much of the frame at `offset` is read
         if torn_tail is not None:
             # [offset, file end, counted]: count a torn tail once, when a later read finds it
             # unchanged (a frame still being written looks torn for a moment)
@@ -127,6 +159,14 @@ def _listdir(directory: Path) -> list[Path]:
         return sorted(entry for entry in directory.iterdir() if entry.is_dir())
     except OSError:
         return []
+
+
+def _exists(path: Path) -> bool:
+    """Whether something other than a folder is there (a dangling link is nothing)."""
+    try:
+        return not path.is_dir() and path.exists()
+    except OSError:
+        return False
 
 
 def _is_file(path: Path) -> bool:

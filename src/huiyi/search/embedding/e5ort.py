@@ -158,6 +158,9 @@ class OnnxE5Embedder:
         return _Loaded(pack, Tokenizer(pack), session)
 
     def _session(self, pack: E5Pack, path: Path, *, fresh: bool) -> Any:
+        from huiyi.config import telemetry_off
+
+        telemetry_off()  # before onnxruntime is imported: it reads the switch then
         import onnxruntime as ort
 
         from huiyi.search.embedding.e5graph import write_graph
