@@ -103,7 +103,7 @@ def hy(world: dict[str, str]) -> Iterable[Huiyi]:
 def tools(hy: Huiyi, workspace: str | None, session: str | None = None, **kw: int) -> Recall:
     """The recall tools through the API's doorway; `kw` overrides a setting (a budget)."""
     caller = CallerContext(workspace, session)
-    return Recall(hy.conn, caller, **kw) if kw else hy.recall(caller)
+    return Recall(hy.store, caller, **kw) if kw else hy.recall(caller)
 
 
 def test_history_finds_this_workspace_and_never_the_other(hy: Huiyi, world: dict[str, str]) -> None:

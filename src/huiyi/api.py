@@ -24,7 +24,8 @@ from huiyi.config import Settings
 from huiyi.errors import BusyError, HuiyiError, NotFoundError, UsageError
 from huiyi.model import CallerContext, Event, Hit, Session, kinds_to_read
 from huiyi.search.engine import MODEL_LOAD_SECONDS, Filter, SearchResult, search
-from huiyi.store import db, queries
+from huiyi.store import db
+from huiyi.store.index import Index, SqliteIndex
 from huiyi.store.queries import SessionRow
 from huiyi.workspace import resolve, workspace_of
 
@@ -116,6 +117,7 @@ class Huiyi:
     ) -> None:
         self.settings = settings or Settings.from_env(home=home)
         self._conn: sqlite3.Connection | None = None
+        self._store: Index | None = None
         self._embedder: Embedder | str = (
             embedder if embedder is not None else (self.settings.embedder)
         )
@@ -136,6 +138,14 @@ class Huiyi:
             self._conn = db.connect(self.settings.db_path)
         return self._conn
 
+    @property
+    def store(self) -> Index:
+        """What the core reads through (`store.index.Index`): the local index, or the
+        PostgreSQL store this `Huiyi` was opened on."""
+        if self._store is None:
+            self._store = SqliteIndex(self.conn)
+        return self._store
+
     def close(self) -> None:
         """Close the index connection (on the worker thread, when one serves it)."""
         with self._worker_lock:
@@ -147,6 +157,7 @@ class Huiyi:
         worker.shutdown()
 
     def _close_connection(self) -> None:
+        self._store = None
         if self._conn is not None:
             self._conn.close()
             self._conn = None
@@ -316,13 +327,11 @@ class Huiyi:
         self, workspace: str | Path | None = None, *, all_workspaces: bool = False
     ) -> tuple[int, int]:
         """(embedded, embeddable) events of a workspace (or of every one)."""
-        from huiyi.store import vectors
-
         semantic = self.semantic
         if semantic is None:
             return 0, 0
-        return vectors.coverage(
-            self.conn, semantic.model, self._workspace(workspace, all_workspaces)
+        return self.store.vector_coverage(
+            semantic.model, self._workspace(workspace, all_workspaces)
         )
 
     def would_load_model(self, workspace: str | Path | None) -> bool:
@@ -337,7 +346,7 @@ class Huiyi:
         if semantic is None or getattr(semantic.embedder, "loaded", True):
             return False
         chosen = None if workspace is None else str(workspace)
-        return semantic.coverage(self.conn, chosen) >= COVERAGE_GATE
+        return semantic.coverage(self.store, chosen) >= COVERAGE_GATE
 
     def model_to_warm(self) -> Embedder | None:
         """The embedder a long-lived process should load as it starts: one that holds its
@@ -439,7 +448,7 @@ class Huiyi:
         conn, path = self.conn, self.settings.db_path
         with db.faults(conn, path):
             result = search(
-                conn,
+                self.store,
                 query,
                 flt,
                 limit=limit,
@@ -464,8 +473,7 @@ class Huiyi:
         limit: int | None = None,
     ) -> list[Session]:
         """Visible (non-private) sessions, most recently active first."""
-        rows = queries.list_sessions(
-            self.conn,
+        rows = self.store.list_sessions(
             workspace=self._workspace(workspace, all_workspaces),
             include_subagents=include_subagents,
             limit=limit,
@@ -474,13 +482,13 @@ class Huiyi:
 
     def workspaces(self) -> list[str]:
         """Workspaces with visible sessions, most recently active first."""
-        return queries.workspaces(self.conn)
+        return self.store.workspaces()
 
     def session(self, session_id: str) -> Session:
         return self._visible_session(session_id).session
 
     def _visible_session(self, session_id: str) -> SessionRow:
-        row = queries.session_by_id(self.conn, session_id)
+        row = self.store.session_by_id(session_id)
         if row is None or row.session.is_private:
             raise NotFoundError(f"no session {session_id!r} in the index")
         return row
@@ -502,17 +510,17 @@ class Huiyi:
         kinds = kinds_to_read(include_tools=include_tools)
         with db.faults(self.conn, self.settings.db_path):
             if around is not None:
-                return queries.events_around(
-                    self.conn, row.sid, session_id, around, before=before, after=after, kinds=kinds
+                return self.store.events_around(
+                    row.sid, session_id, around, before=before, after=after, kinds=kinds
                 )
             if from_seq is not None:
                 return list(
-                    queries.events(
-                        self.conn, row.sid, session_id, from_seq=from_seq, kinds=kinds, limit=limit
+                    self.store.events(
+                        row.sid, session_id, from_seq=from_seq, kinds=kinds, limit=limit
                     )
                 )
-            tail = queries.events(
-                self.conn, row.sid, session_id, kinds=kinds, limit=last or limit, newest_first=True
+            tail = self.store.events(
+                row.sid, session_id, kinds=kinds, limit=last or limit, newest_first=True
             )
             return list(reversed(list(tail)))
 
@@ -529,7 +537,7 @@ class Huiyi:
         from huiyi.recall.tools import Recall
 
         return Recall(
-            self.conn,
+            self.store,
             caller,
             max_inject_chars=self.settings.max_inject_chars,
             seconds=self.settings.tool_seconds if seconds is None else seconds,
@@ -553,7 +561,7 @@ class Huiyi:
         from huiyi.recall.anchors import Anchors as Anchors  # the hooks' type, from the doorway
 
         clock = now if now is not None else (lambda: int(time.time() * 1000))
-        return Anchors(self.conn, self.settings.home, self.settings.max_inject_chars, clock)
+        return Anchors(self.store, self.settings.home, self.settings.max_inject_chars, clock)
 
     # -- memory --------------------------------------------------------------------------
 
@@ -579,7 +587,7 @@ class Huiyi:
         self, workspace: str | Path | None = None, *, limit: int = 40
     ) -> list[tuple[str, str]]:
         """Recent human/assistant messages of a workspace, oldest first (memory extraction)."""
-        return queries.recent_turns(self.conn, self.resolve_workspace(workspace), limit=limit)
+        return self.store.recent_turns(self.resolve_workspace(workspace), limit=limit)
 
     # -- removal -------------------------------------------------------------------------
 

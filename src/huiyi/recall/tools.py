@@ -9,7 +9,6 @@ with a message that says what to pass.
 
 from __future__ import annotations
 
-import sqlite3
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from huiyi.safety.budget import EXPAND_MAX_CHARS, TOOL_SECONDS, Budget
 from huiyi.safety.exit import Delivered, deliver
 from huiyi.search.engine import search, session_title
 from huiyi.store import queries
+from huiyi.store.index import Index
 from huiyi.toolspec import (
     EXPAND_MAX,
     HISTORY_MAX,
@@ -69,7 +69,7 @@ class Recall:
 
     def __init__(
         self,
-        conn: sqlite3.Connection,
+        conn: Index,
         ctx: CallerContext,
         *,
         max_inject_chars: int = 3_000,
@@ -162,13 +162,11 @@ class Recall:
             by_session[hit.session_id].append(hit)
         ranges: list[Range] = []
         for session_id, group in by_session.items():
-            row = queries.session_by_id(self.conn, session_id)
+            row = self.conn.session_by_id(session_id)
             if row is None:
                 continue
             group.sort(key=lambda h: h.seq)
-            ordinals = queries.text_ordinals(
-                self.conn, row.sid, [h.seq for h in group], _TEXT_KINDS
-            )
+            ordinals = self.conn.text_ordinals(row.sid, [h.seq for h in group], _TEXT_KINDS)
             current: list[Hit] = [group[0]]
             folded: list[list[Hit]] = []
             for hit in group[1:]:
@@ -243,16 +241,15 @@ class Recall:
         row = scope.open(session_id) if session_id else self._current_or_fail(scope)
         title, title_masks = clean(session_title(row))
         if seq is None:
-            total = queries.count_events(self.conn, row.sid, surface=Surface.SHADOWED)
+            total = self.conn.count_events(row.sid, surface=Surface.SHADOWED)
             events = list(
-                queries.events(
-                    self.conn, row.sid, row.session.id, surface=Surface.SHADOWED, kinds=_TEXT_KINDS
+                self.conn.events(
+                    row.sid, row.session.id, surface=Surface.SHADOWED, kinds=_TEXT_KINDS
                 )
             )
             what = f"the compacted part ({plural(total, 'event')})"
         else:
-            events = queries.events_around(
-                self.conn,
+            events = self.conn.events_around(
                 row.sid,
                 row.session.id,
                 seq,
@@ -329,8 +326,8 @@ class Recall:
         kinds = kinds_to_read(include_tools=include_tools)
         title, masks = clean(session_title(row))
         if from_seq is None:
-            newest = queries.events(
-                self.conn, row.sid, row.session.id, kinds=kinds, limit=last, newest_first=True
+            newest = self.conn.events(
+                row.sid, row.session.id, kinds=kinds, limit=last, newest_first=True
             )
             events = list(newest)[::-1]
             # keep the tail: drop from the front until it fits
@@ -344,8 +341,7 @@ class Recall:
             lines += [r[0] for r in rendered] or ["no events"]
             return deliver("\n".join(lines), masks=masks)
         events = list(
-            queries.events(
-                self.conn,
+            self.conn.events(
                 row.sid,
                 row.session.id,
                 from_seq=from_seq,
