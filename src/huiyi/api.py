@@ -114,10 +114,15 @@ class Huiyi:
         *,
         settings: Settings | None = None,
         embedder: Embedder | str | None = None,
+        store: Index | None = None,
     ) -> None:
+        """`store`: where the reads go (searches, listings, the recall tools), when not to
+        the local index: the PostgreSQL store (`store.pg`) of a team server. Indexing writes
+        the local index either way."""
         self.settings = settings or Settings.from_env(home=home)
         self._conn: sqlite3.Connection | None = None
-        self._store: Index | None = None
+        self._given_store = store
+        self._store: Index | None = store
         self._embedder: Embedder | str = (
             embedder if embedder is not None else (self.settings.embedder)
         )
@@ -146,6 +151,11 @@ class Huiyi:
             self._store = SqliteIndex(self.conn)
         return self._store
 
+    def _faulting(self) -> sqlite3.Connection | None:
+        """The connection a fault of the local index rolls back (none when reads go to
+        another store)."""
+        return self.conn if self._given_store is None else None
+
     def close(self) -> None:
         """Close the index connection (on the worker thread, when one serves it)."""
         with self._worker_lock:
@@ -157,7 +167,7 @@ class Huiyi:
         worker.shutdown()
 
     def _close_connection(self) -> None:
-        self._store = None
+        self._store = self._given_store
         if self._conn is not None:
             self._conn.close()
             self._conn = None
@@ -445,8 +455,8 @@ class Huiyi:
             until=until,
         )
         semantic = self.semantic if layers is None or "semantic" in layers else None
-        conn, path = self.conn, self.settings.db_path
-        with db.faults(conn, path):
+        path = self.settings.db_path
+        with db.faults(self._faulting(), path):
             result = search(
                 self.store,
                 query,
@@ -508,7 +518,7 @@ class Huiyi:
         """Events of one session: around a seq, forward from a seq, or the last N."""
         row = self._visible_session(session_id)
         kinds = kinds_to_read(include_tools=include_tools)
-        with db.faults(self.conn, self.settings.db_path):
+        with db.faults(self._faulting(), self.settings.db_path):
             if around is not None:
                 return self.store.events_around(
                     row.sid, session_id, around, before=before, after=after, kinds=kinds
