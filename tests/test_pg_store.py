@@ -77,7 +77,7 @@ def test_a_database_of_a_newer_huiyi_is_refused(pg_url: str) -> None:
     migrate(pg_url)
     with psycopg.connect(pg_url, autocommit=True) as conn:
         conn.execute("INSERT INTO huiyi_migrations (name, applied) VALUES ('m999_future', 0)")
-    with pytest.raises(StoreError, match="newer huiyi.*m999_future"):
+    with pytest.raises(StoreError, match=r"newer huiyi.*m999_future"):
         migrate(pg_url)
 
 

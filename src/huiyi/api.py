@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # and, for a command that only reads, not imported at all:
 
     from huiyi.memory import Memory
     from huiyi.recall.anchors import Anchors as Anchors  # the hooks' type, from the doorway
+    from huiyi.recall.team import TeamAsk
     from huiyi.recall.tools import Recall
     from huiyi.search.embedding.base import Embedder
     from huiyi.search.semantic import Semantic
@@ -537,13 +538,20 @@ class Huiyi:
     # -- the agent's tools ---------------------------------------------------------------
 
     def recall(
-        self, caller: CallerContext, *, seconds: float | None = None, semantic: bool = True
+        self,
+        caller: CallerContext,
+        *,
+        seconds: float | None = None,
+        semantic: bool = True,
+        team_wait_ms: int | None = None,
     ) -> Recall:
         """The recall tools (`recall_history`, `recall_expand`, `session_list`,
         `session_read`) as `caller` may use them: scoped to its workspace, never wider, every
         answer through the safety exit. One object per call: it carries the call's budget,
         `seconds` or else the configured `recall.toolSeconds`. `semantic=False` leaves the
-        embedding model out (a hook never waits on it)."""
+        embedding model out (a hook never waits on it). When this home joined a team and
+        shares the caller's workspace, a search also asks the team server, waiting at most
+        `team_wait_ms` (default: the join's `wait_ms`) for it (`recall.team`)."""
         from huiyi.recall.tools import Recall
 
         return Recall(
@@ -552,7 +560,58 @@ class Huiyi:
             max_inject_chars=self.settings.max_inject_chars,
             seconds=self.settings.tool_seconds if seconds is None else seconds,
             semantic=self.semantic if semantic else None,
+            team=self._team_ask(caller, team_wait_ms),
         )
+
+    def _team_ask(self, caller: CallerContext, wait_ms: int | None) -> TeamAsk | None:
+        from huiyi import teamclient
+
+        if caller.workspace is None or self._given_store is not None:
+            return None
+        config = teamclient.load(self.settings.home)
+        if config is None or caller.workspace not in config.shared:
+            return None
+        from huiyi.recall.team import TeamAsk
+        from huiyi.teamname import workspace_name
+
+        wait = config.wait_ms if wait_ms is None else min(wait_ms, config.wait_ms)
+        return TeamAsk(config, workspace_name(caller.workspace), wait / 1000)
+
+    # -- the team ------------------------------------------------------------------------
+
+    def push(self) -> dict[str, int]:
+        """Send the team server what is new in the shared workspaces (redacted, never a
+        private session; `store.export.team_pushes`), and tombstones for sessions pushed before
+        that turned private or were forgotten; returns what was sent. A `UsageError` when this
+        home joined no team; a `TeamError` when the server refused or did not answer (what
+        was sent before stays recorded, the rest goes next time)."""
+        import uuid
+
+        from huiyi import teamclient
+        from huiyi.store import export
+        from huiyi.teamname import workspace_name
+
+        config = teamclient.load(self.settings.home)
+        if config is None:
+            raise UsageError("this home joined no team; run `huiyi team join URL` first")
+        sent = {"pushes": 0, "sessions": 0, "events": 0, "tombstones": 0}
+        pushes = export.team_pushes(self.conn, config.shared, config.pushed, workspace_name)
+        for payload, last, withdrawn in pushes:
+            answer = teamclient.post(
+                config,
+                "/v1/push",
+                {"push": uuid.uuid4().hex, **payload},
+                seconds=teamclient.PUSH_SECONDS,
+            )
+            pushed = {**config.pushed, **last}
+            for session_id in withdrawn:
+                pushed.pop(session_id, None)
+            config = config.with_(pushed=pushed)
+            teamclient.save(self.settings.home, config)
+            sent["pushes"] += 1
+            for key in ("sessions", "events", "tombstones"):
+                sent[key] += int(answer.get(key, 0))
+        return sent
 
     def prompt_recall(self, caller: CallerContext, prompt: str) -> str | None:
         """What automatic recall puts in front of the model for a user's `prompt`, or None:
@@ -560,8 +619,11 @@ class Huiyi:
         within the automatic-recall budget (a hook never waits on the embedding model)."""
         from huiyi.recall.auto import prompt_recall
         from huiyi.safety.budget import AUTO_RECALL_SECONDS
+        from huiyi.teamclient import HOOK_WAIT_MS
 
-        recall = self.recall(caller, seconds=AUTO_RECALL_SECONDS, semantic=False)
+        recall = self.recall(
+            caller, seconds=AUTO_RECALL_SECONDS, semantic=False, team_wait_ms=HOOK_WAIT_MS
+        )
         found = prompt_recall(recall, prompt, self.settings.triggers)
         return found.text if found is not None else None
 

@@ -19,6 +19,7 @@ from huiyi.model import Event, Hit, Surface, kinds_to_read
 from huiyi.recall import skeleton
 from huiyi.recall.render import clean, event_label, one_line, plural, when
 from huiyi.recall.scope import CallerContext, Scope
+from huiyi.recall.team import fuse
 from huiyi.safety.budget import EXPAND_MAX_CHARS, TOOL_SECONDS, Budget
 from huiyi.safety.exit import Delivered, deliver
 from huiyi.search.engine import search, session_title
@@ -38,6 +39,7 @@ from huiyi.toolspec import (
 )
 
 if TYPE_CHECKING:
+    from huiyi.recall.team import TeamAsk
     from huiyi.search.semantic import Semantic
 
 #: session_read pages forward at most this many events at a time
@@ -75,9 +77,12 @@ class Recall:
         max_inject_chars: int = 3_000,
         seconds: float = TOOL_SECONDS,
         semantic: Semantic | None = None,
+        team: TeamAsk | None = None,
     ) -> None:
         self.conn = conn
         self.semantic = semantic
+        #: the team server, asked beside the local search (`recall.team`), when joined
+        self.team = team
         self.ctx = ctx
         self.max_inject_chars = _check("maxInjectChars", max_inject_chars, INJECT_MIN, INJECT_MAX)
         self.budget = Budget(seconds)
@@ -115,6 +120,9 @@ class Recall:
         scope = Scope(self.conn, self.ctx)
         if query is None or not query.strip():
             return self._compacted_skeleton(scope)
+        team = self.team if not scope.narrowed else None
+        if team is not None:
+            team.start(query, limit)
         result = search(
             self.conn,
             query,
@@ -124,6 +132,11 @@ class Recall:
             seconds=max(self.budget.left / 2, 0.5),
         )
         ranges = self._fold(result.hits)[:limit]
+        team_notes: list[str] = []
+        if team is not None:
+            team_hits, note = team.result()
+            team_notes = [note] if note else []
+            ranges = fuse(ranges, _team_ranges(team_hits))[:limit]
         where = (
             "the current session only (workspace unknown)"
             if scope.narrowed
@@ -134,7 +147,7 @@ class Recall:
             f'recall_history: {plural(len(ranges), "result")} for "{asked}" in {where}',
             f"search path: {', '.join(result.layers) or 'none'}",
         ]
-        lines += [f"note: {n}" for n in (*result.notes, *self.budget.notes)]
+        lines += [f"note: {n}" for n in (*result.notes, *team_notes, *self.budget.notes)]
         masks = sum(r.best.masks for r in ranges)
         if not ranges:
             history = "the current session" if scope.narrowed else "this workspace's history"
@@ -146,8 +159,9 @@ class Recall:
                 lines.append("(the nearest passages matched too weakly to count as recalled)")
         for n, r in enumerate(ranges, 1):
             span = f"seq {r.start}" if r.start == r.end else f"seq {r.start}..{r.end}"
+            origin = f" · from {r.best.origin} (team)" if r.best.origin else ""
             lines.append(
-                f"\n[{n}] {r.title} · {when(r.best.time)} · session {r.session_id} · {span}"
+                f"\n[{n}] {r.title} · {when(r.best.time)} · session {r.session_id} · {span}{origin}"
             )
             lines.append(f"    {r.best.kind} #{r.best.seq}: {r.best.snippet}")
         if ranges:
@@ -157,6 +171,8 @@ class Recall:
         return deliver("\n".join(lines), masks=masks)
 
     def _fold(self, hits: list[Hit]) -> list[Range]:
+        """Hits close together in one session as one range, at most `RANGES_PER_SESSION` a
+        session, best first."""
         by_session: dict[str, list[Hit]] = defaultdict(list)
         for hit in hits:
             by_session[hit.session_id].append(hit)
@@ -383,3 +399,16 @@ class Recall:
     def _render(event: Event) -> tuple[str, int]:
         text, n = clean(event.text)
         return f"--- #{event.seq} {event_label(event)} · {when(event.time)} ---\n{text}\n", n
+
+
+def _team_ranges(hits: list[Hit]) -> list[Range]:
+    """Team hits as ranges of one event each (their sessions are not in this index to fold by),
+    at most `RANGES_PER_SESSION` a session, in the server's order."""
+    per_session: dict[str, int] = defaultdict(int)
+    ranges = []
+    for hit in hits:
+        per_session[hit.session_id] += 1
+        if per_session[hit.session_id] <= RANGES_PER_SESSION:
+            title, _masks = clean(hit.title)
+            ranges.append(Range(hit.session_id, title, hit.seq, hit.seq, hit, hit.score))
+    return ranges
