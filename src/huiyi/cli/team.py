@@ -178,7 +178,13 @@ def token_revoke(database: str, device_id: int) -> None:
 
 @team.command()
 @DATABASE
-@click.option("--limit", type=click.IntRange(1, 100_000), default=50, show_default=True)
+@click.option(
+    "--limit",
+    type=click.IntRange(1, 100_000),
+    default=50,
+    show_default=True,
+    help="How many rows to print.",
+)
 def audit(database: str, limit: int) -> None:
     """Who read what: every search and read the server answered, newest first."""
     from huiyi.hub import Hub
