@@ -91,16 +91,24 @@ def _as_postgres() -> tuple[list[str], pwd.struct_passwd | None]:
     return ["runuser", "-u", "postgres", "--"], user
 
 
+#: what makes a test cluster fast and not crash-safe (a benchmark runs without them)
+FAST = ("fsync=off", "synchronous_commit=off", "full_page_writes=off")
+
+
 @contextlib.contextmanager
-def cluster() -> Iterator[Cluster]:
-    """Start a cluster for the length of the block."""
+def cluster(
+    *, durable: bool = False, shared_buffers: str = "64MB", root: Path | None = None
+) -> Iterator[Cluster]:
+    """Start a cluster for the length of the block (`durable`: with PostgreSQL's default
+    fsync and commit settings, as the load benchmark measures; `root`: where, instead of a
+    temporary directory)."""
     found = bindir()
     if found is None:
         raise RuntimeError(
             "PostgreSQL is not installed (no initdb); `make test` installs it with apt-get"
         )
     prefix, user = _as_postgres()
-    root = Path(tempfile.mkdtemp(prefix="huiyi-pg-"))
+    root = Path(tempfile.mkdtemp(prefix="huiyi-pg-", dir=root))
     data, sock = root / "data", root / "sock"
     sock.mkdir()
     if user is not None:
@@ -135,16 +143,11 @@ def cluster() -> Iterator[Cluster]:
             str(sock),
             "-c",
             "listen_addresses=",
-            "-c",
-            "fsync=off",
-            "-c",
-            "synchronous_commit=off",
-            "-c",
-            "full_page_writes=off",
+            *(arg for setting in (() if durable else FAST) for arg in ("-c", setting)),
             "-c",
             "max_connections=60",
             "-c",
-            "shared_buffers=64MB",
+            f"shared_buffers={shared_buffers}",
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

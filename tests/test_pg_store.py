@@ -10,18 +10,22 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from psycopg_pool import ConnectionPool
 
 from huiyi import Huiyi
 from huiyi.config import Settings
 from huiyi.errors import StoreError
 from huiyi.eval.datasets import load_golden
 from huiyi.eval.harness import indexed
+from huiyi.store.batch import Batch, EventRecord, SessionRecord
 from huiyi.store.pg import migrations
 from huiyi.store.pg.connect import migrate, open_pool
-from huiyi.store.pg.copy import copy_index
+from huiyi.store.pg.copy import bulk_load, copy_index, with_lexemes
+from huiyi.store.pg.reads import PgIndex
 from huiyi.store.pg.writes import Writer
 from tests.backends import on_postgres
 from tests.builders.lines import LineReader, write
+from tests.pgcluster import Cluster
 
 GOLDEN = Path(__file__).parent / "golden" / "huiyi-golden.json"
 
@@ -130,3 +134,77 @@ def test_the_rarity_counts_follow_every_write_and_removal(tmp_path: Path, pg_url
                     assert Writer(conn).tombstoned(["s1", "s2"]) == {"s2"}
         finally:
             pool.close()
+
+
+def _history() -> list[Batch]:
+    """Sessions in two workspaces, a private one with a child below it, one with no events."""
+    texts = [
+        ("user", "deploy the cache shard with make ship"),
+        ("assistant", "回滚 the migration first, then deploy the cache"),
+        ("tool_call", 'Bash {"command": "make ship --shard 3"}'),
+        ("tool_result", "shard 3 deployed; cache warm"),
+        ("user", "数据库 迁移 失败 了"),
+    ]
+
+    def session(sid: str, workspace: str, n: int, **extra: object) -> Batch:
+        fields: dict[str, object] = {"parent": None, "is_subagent": False, "is_private": False}
+        fields.update(extra)
+        record = SessionRecord(
+            sid, "test", workspace, workspace, f"{sid} title", None, 1_000, None,
+            fields["parent"], fields["is_subagent"], fields["is_private"],
+        )  # fmt: skip
+        events = [
+            EventRecord(q, 1_000 + q, kind, "user" if kind == "user" else "assistant",
+                        f"{text} ({sid} {q})", "current", False,
+                        "Bash" if kind.startswith("tool") else None)
+            for q, (kind, text) in enumerate(texts[:n] * 2)
+        ]  # fmt: skip
+        return Batch(record, events)
+
+    return [
+        session("s1", "/w/a", 5),
+        session("s2", "/w/b", 4),
+        session("s3", "/w/a", 3, is_private=True),
+        session("s4", "/w/a", 2, parent="s3", is_subagent=True),
+        session("s5", "/w/b", 0),
+    ]
+
+
+def _derived(pool: ConnectionPool) -> list[object]:
+    with pool.connection() as conn:
+        return [
+            conn.execute(query).fetchall()
+            for query in (
+                "SELECT term, n FROM term_df WHERE n > 0 ORDER BY term",
+                "SELECT rows, tokens FROM lex_totals",
+                "SELECT id, event_count, user_count, updated, is_private FROM sessions ORDER BY id",
+                "SELECT workspace, model, n FROM embed_coverage WHERE n > 0 ORDER BY 1, 2",
+            )
+        ]
+
+
+def test_a_bulk_load_fills_the_store_as_pushes_do(pg_cluster: Cluster) -> None:
+    history = _history()
+    pushed, loaded = (open_pool(pg_cluster.new_database(), max_size=2) for _ in range(2))
+    try:
+        with pushed.connection() as conn, conn.transaction():
+            Writer(conn).apply(history)
+        assert bulk_load(loaded, map(with_lexemes, history)) == 28
+        with loaded.connection() as conn:
+            kept, counted = _counts(conn)
+        assert kept == counted and kept[0] > 0
+        # the child of the private session is private on both paths, whichever came first
+        assert [row[4] for row in _derived(pushed)[2]] == [False, False, True, True, False]
+        assert _derived(loaded) == _derived(pushed)
+        with Huiyi(store=PgIndex(pushed)) as a, Huiyi(store=PgIndex(loaded)) as b:
+            for query in ("deploy cache", "回滚 迁移", "shrad deploy", "数据库"):
+                for layers in (("lexical",), ("fuzzy",), None):
+                    theirs = ranking(b, query, None, layers)
+                    assert ranking(a, query, None, layers) == theirs
+                    assert theirs[0][1] > 0
+        with pytest.raises(ValueError, match="empty store"):
+            bulk_load(loaded, map(with_lexemes, history))
+        assert _derived(loaded) == _derived(pushed)
+    finally:
+        pushed.close()
+        loaded.close()

@@ -20,9 +20,9 @@ from typing import Any
 import psycopg
 
 from huiyi.model import Event, Kind, Surface
-from huiyi.store.batch import Batch
+from huiyi.store.batch import Batch, EventRecord
 from huiyi.store.pg import sql
-from huiyi.store.pg.lexemes import of_streams
+from huiyi.store.pg.lexemes import Lexemes, of_streams
 from huiyi.store.textindex import is_indexed, stored_streams
 
 #: the deleted rows' terms, totals and coverage taken out, in one statement (`_drop`)
@@ -91,12 +91,34 @@ _BUMP = (
     "INSERT INTO embed_coverage (workspace, model, n) VALUES (%s, %s, %s) "
     "ON CONFLICT (workspace, model) DO UPDATE SET n = embed_coverage.n + excluded.n"
 )
+_INHERIT = (
+    "UPDATE sessions SET is_private = true WHERE sid = %s AND EXISTS "
+    "(SELECT 1 FROM sessions WHERE id = %s AND is_private) RETURNING sid"
+)
 _BELOW = """
 WITH RECURSIVE below(id) AS (
     SELECT %s::text UNION SELECT s.id FROM sessions s JOIN below b ON s.parent = b.id
 )
 SELECT sid FROM sessions WHERE NOT is_private AND id IN (SELECT id FROM below)
 """
+
+
+def lexed(session_id: str, record: EventRecord) -> tuple[bool, Lexemes]:
+    """Whether an event is in the text indexes, and what it puts into their columns."""
+    event = Event(
+        session=session_id,
+        seq=record.seq,
+        time=record.time,
+        kind=Kind(record.kind),
+        role=record.role,
+        text=record.text,
+        surface=Surface(record.surface),
+        injected=record.injected,
+        tool_name=record.tool_name,
+    )
+    indexed = is_indexed(event)
+    streams = stored_streams(record.text, record.kind, record.injected) if indexed else None
+    return indexed, of_streams(streams)
 
 
 Covered = Counter[tuple[str, str]]
@@ -166,21 +188,7 @@ class Writer:
         rows = tokens = 0
         values = []
         for record in batch.events:
-            event = Event(
-                session=s.id,
-                seq=record.seq,
-                time=record.time,
-                kind=Kind(record.kind),
-                role=record.role,
-                text=record.text,
-                surface=Surface(record.surface),
-                injected=record.injected,
-                tool_name=record.tool_name,
-            )
-            indexed = is_indexed(event)
-            lexemes = of_streams(
-                stored_streams(record.text, record.kind, record.injected) if indexed else None
-            )
+            indexed, lexemes = lexed(s.id, record)
             if lexemes.literal is not None:
                 rows += 1
                 tokens += lexemes.tokens
@@ -212,7 +220,11 @@ class Writer:
         if rows:
             self.conn.execute(_MORE_TOTALS, (rows, tokens))
         self.conn.execute(_COUNTS, {"sid": sid})
-        if s.is_private:
+        private = s.is_private
+        if not private and s.parent is not None:
+            # a session below a private one is private, whichever of them came first
+            private = bool(self.conn.execute(_INHERIT, (sid, s.parent)).fetchall())
+        if private:
             self._spread_privacy(s.id)
         self._bump(before, self._covered(sid))
         return len(values)
