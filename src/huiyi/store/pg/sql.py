@@ -160,13 +160,19 @@ def _where(
     return " AND ".join(where), params
 
 
+#: newest first, ordered by `id + 0`: PostgreSQL would otherwise walk the primary key backwards
+#: and test each row's tsvector or trigram array until `cap` match (it does not count what
+#: reading those columns costs), several times slower than the GIN index's matches sorted
+NEWEST_FIRST = "ORDER BY id + 0 DESC"
+
+
 def newest(asked: Sequence[tuple[str | None, str | None]], cap: int) -> tuple[str, list[Any]]:
     """The newest `cap` rows of each (tsquery, workspace), as (index, id), in one statement."""
     parts: list[str] = []
     params: list[Any] = []
     for n, (tsquery, workspace) in enumerate(asked):
         where, values = _where(tsquery, workspace)
-        parts.append(f"(SELECT {n}, id FROM events WHERE {where} ORDER BY id DESC LIMIT %s)")
+        parts.append(f"(SELECT {n}, id FROM events WHERE {where} {NEWEST_FIRST} LIMIT %s)")
         params.extend([*values, cap])
     return " UNION ALL ".join(parts), params
 
@@ -184,7 +190,7 @@ def newest_with_grams(
             where.append("workspace = %s")
             values.append(workspace)
         parts.append(
-            f"(SELECT {n}, id FROM events WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT %s)"
+            f"(SELECT {n}, id FROM events WHERE {' AND '.join(where)} {NEWEST_FIRST} LIMIT %s)"
         )
         params.extend([*values, cap])
     return " UNION ALL ".join(parts), params
