@@ -14,10 +14,10 @@ same name.
 from __future__ import annotations
 
 import configparser
-import os
 import re
-import socket
 from pathlib import Path
+
+from huiyi.config import machine_name
 
 __all__ = ["normalise_remote", "remote_of", "workspace_name"]
 
@@ -80,7 +80,7 @@ def remote_of(workspace: str) -> str | None:
 
 def machine() -> str:
     """This machine's name, as a workspace without a remote is qualified by it."""
-    return os.environ.get("HUIYI_MACHINE") or socket.gethostname() or "localhost"
+    return machine_name()
 
 
 def workspace_name(workspace: str) -> str:
