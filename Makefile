@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 RUN_STAMP := $(VENV)/.installed-run
 DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: run test lint bench clean
+.PHONY: run test lint bench clean postgresql
 
 $(RUN_STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) on PATH (or: make PYTHON=python3 ...)"; exit 1; }
@@ -40,7 +40,13 @@ $(CHROMIUM):
 	@command -v apt-get >/dev/null 2>&1 || { echo "the browser tests need Debian's chromium at $(CHROMIUM) (apt-get install chromium)"; exit 1; }
 	apt-get install -y chromium fonts-wqy-microhei || { apt-get update && apt-get install -y chromium fonts-wqy-microhei; }
 
-test: lint $(CHROMIUM)
+# The PostgreSQL tests start their own throwaway cluster with Debian's server binaries.
+INITDB := $(firstword $(wildcard /usr/lib/postgresql/*/bin/initdb))
+
+postgresql:
+	@test -n "$(INITDB)" || command -v initdb >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 || { echo "the PostgreSQL tests need Debian's postgresql (apt-get install postgresql)"; exit 1; }; apt-get install -y postgresql || { apt-get update && apt-get install -y postgresql; }; }
+
+test: lint $(CHROMIUM) postgresql
 	$(BIN)/pytest
 
 bench: $(DEV_STAMP)

@@ -9,11 +9,13 @@ without its per-example deadline.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+from tests.pgcluster import Cluster, cluster
 
 # Hypothesis fails an example that runs over 200 ms, and a test whose data is slow to generate:
 # wall-clock checks that a busy machine trips. Off for every property test.
@@ -69,3 +71,16 @@ def _cost_ratio(
 def cost_ratio() -> Callable[..., float]:
     """`_cost_ratio` for tests of linear time: assert the ratio stays well under `times`."""
     return _cost_ratio
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[Cluster]:
+    """One throwaway PostgreSQL server for the whole session (`tests/pgcluster.py`)."""
+    with cluster() as running:
+        yield running
+
+
+@pytest.fixture
+def pg_url(pg_cluster: Cluster) -> str:
+    """A fresh, empty database on the session's server."""
+    return pg_cluster.new_database()

@@ -85,7 +85,7 @@ def compaction_of(home: Path, session_id: str) -> Compaction:
         hy.index()
         row = queries.session_by_id(hy.conn, session_id)
         assert row is not None
-        found = latest_compaction(hy.conn, row.sid, session_id)
+        found = latest_compaction(hy.store, row.sid, session_id)
     assert found is not None
     return found
 
@@ -165,7 +165,7 @@ def test_a_session_never_compacted_has_no_anchor(isolated_home: Path) -> None:
         hy.index()
         row = queries.session_by_id(hy.conn, cc.SESSION_ID)
         assert row is not None
-        assert latest_compaction(hy.conn, row.sid, cc.SESSION_ID) is None
+        assert latest_compaction(hy.store, row.sid, cc.SESSION_ID) is None
 
 
 @pytest.mark.parametrize("max_chars", [400, 700, 1_000])

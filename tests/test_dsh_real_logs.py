@@ -323,7 +323,7 @@ def test_built_compaction_folded_by_user_message_still_adds_up(isolated_home: Pa
     built_compaction(isolated_home, cwd)
     with Huiyi() as h:
         h.index()
-        out = Recall(h.conn, CallerContext(cwd, TASK), max_inject_chars=460).history().text
+        out = Recall(h.store, CallerContext(cwd, TASK), max_inject_chars=460).history().text
     assert "U#1 迁移为什么失败？  (+3 steps)" in out
     assert (
         "shown: folded by user message: 1 user message for 8 compacted events: "

@@ -92,11 +92,11 @@ def test_a_typo_whose_trigrams_are_all_common_finds_its_word(buried: Path) -> No
 def test_only_words_the_history_does_not_hold_are_respelled(buried: Path) -> None:
     with Huiyi(embedder="none") as hy:
         hy.index(readers=[LineReader(buried)])
-        assert fuzzy.respelled(hy.conn, "subseting") == ["subsetting"]
-        assert fuzzy.respelled(hy.conn, "subset settings") == []  # both are words it holds
-        assert fuzzy.respelled(hy.conn, "subst") == ["subset"]  # one letter left out
-        assert fuzzy.respelled(hy.conn, "subs") == []  # too short to guess at
-        assert fuzzy.respelled(hy.conn, "xubsetting") == []  # its first letters differ
+        assert fuzzy.respelled(hy.store, "subseting") == ["subsetting"]
+        assert fuzzy.respelled(hy.store, "subset settings") == []  # both are words it holds
+        assert fuzzy.respelled(hy.store, "subst") == ["subset"]  # one letter left out
+        assert fuzzy.respelled(hy.store, "subs") == []  # too short to guess at
+        assert fuzzy.respelled(hy.store, "xubsetting") == []  # its first letters differ
 
 
 @pytest.mark.parametrize(

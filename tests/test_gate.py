@@ -114,7 +114,7 @@ def hy(isolated_home: Path) -> Iterable[Huiyi]:
 
 
 def recall_for(hy: Huiyi, session: str | None, *, chars: int = 3_000) -> Recall:
-    return Recall(hy.conn, CallerContext(WS, session), max_inject_chars=chars)
+    return Recall(hy.store, CallerContext(WS, session), max_inject_chars=chars)
 
 
 def gate(hy: Huiyi, prompt: str, session: str | None = "new-session") -> Decision:
@@ -190,7 +190,7 @@ def test_back_reference_without_a_match_in_history_stays_quiet(hy: Huiyi, prompt
 def test_fragment_only_in_another_workspace_does_not_fire(hy: Huiyi) -> None:
     assert gate(hy, "上次那个 Kafka consumer lag 是怎么处理的").kind is None
     # the same words, asked from the workspace that has them, do fire
-    other = Recall(hy.conn, CallerContext(OTHER, "new"), max_inject_chars=3_000)
+    other = Recall(hy.store, CallerContext(OTHER, "new"), max_inject_chars=3_000)
     fired = decide_prompt(other, "上次那个 Kafka consumer lag 是怎么处理的", DEFAULT_TRIGGERS)
     assert fired.kind is Fire.BACKREF
 
@@ -279,7 +279,7 @@ def test_previous_topic_masks_secrets(hy: Huiyi, isolated_home: Path) -> None:
         ),
     )
     hy.index(jsonl=[extra])
-    caller = Recall(hy.conn, CallerContext(ws, "after-restart"), max_inject_chars=3_000)
+    caller = Recall(hy.store, CallerContext(ws, "after-restart"), max_inject_chars=3_000)
     out = prompt_recall(caller, "继续", DEFAULT_TRIGGERS)
     assert out is not None and "Deployed to staging" in out.text
     assert SECRET not in out.text and out.masks >= 1
@@ -322,7 +322,7 @@ def test_every_injection_fits_max_inject_chars(hy: Huiyi, prompt: str) -> None:
 
 
 def test_probe_never_reads_outside_the_callers_workspace(hy: Huiyi) -> None:
-    probe = HistoryProbe(hy.conn, CallerContext(WS, "new"))
+    probe = HistoryProbe(hy.store, CallerContext(WS, "new"))
     decision = decide("上次那个 max_poll_records 调到多少", DEFAULT_TRIGGERS, probe)
     assert decision.kind is None
 

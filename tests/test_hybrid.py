@@ -132,7 +132,7 @@ def test_a_stalled_embedder_costs_the_search_its_time_limit_not_its_answer(logs:
     with make(logs, embedder) as hy:
         try:
             result = engine.search(
-                hy.conn,
+                hy.store,
                 "rollback migration",
                 engine.Filter(workspace="/w/a"),
                 semantic=hy.semantic,
@@ -177,7 +177,7 @@ def test_a_first_search_waits_for_the_model_to_load_beyond_its_time_limit(logs: 
     ):
         with make(logs, ColdEmbedder(load=1.0)) as hy:
             result = engine.search(
-                hy.conn,
+                hy.store,
                 "rollback migration",
                 engine.Filter(workspace="/w/a"),
                 semantic=hy.semantic,
@@ -194,7 +194,7 @@ def test_a_model_that_never_loads_costs_the_search_its_load_allowance_only(logs:
     with make(logs, embedder) as hy:
         try:
             result = engine.search(
-                hy.conn,
+                hy.store,
                 "rollback migration",
                 engine.Filter(workspace="/w/a"),
                 semantic=hy.semantic,

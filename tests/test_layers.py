@@ -20,7 +20,7 @@ LAYERS: list[frozenset[str]] = [
     frozenset({"web", "transports"}),
     frozenset({"harnesses.install"}),
     frozenset({"install", "policy", "eval"}),
-    frozenset({"api", "doctor"}),
+    frozenset({"api", "doctor", "hub"}),
     frozenset({"recall", "memory"}),
     frozenset({"search"}),
     frozenset({"store"}),
@@ -40,6 +40,8 @@ LAYERS: list[frozenset[str]] = [
             "model",
             "openai_http",
             "safety",
+            "teamclient",
+            "teamname",
             "text",
             "toolspec",
             "workspace",
@@ -47,7 +49,7 @@ LAYERS: list[frozenset[str]] = [
     ),
 ]
 #: the doorway: everything above it reaches the core through `Huiyi`
-DOORWAY = LAYERS.index(frozenset({"api", "doctor"}))
+DOORWAY = LAYERS.index(frozenset({"api", "doctor", "hub"}))
 
 #: What a module above the doorway may import from at or below it: the doorway itself (and the
 #: public types it hands out), the public API, the faces of memory and the safety exit, and
@@ -65,12 +67,15 @@ PUBLIC = frozenset(
         "huiyi.harnesses.base",
         "huiyi.harnesses.hookform",
         "huiyi.harnesses.pending",
+        "huiyi.hub",
         "huiyi.lock",
         "huiyi.loopback",
         "huiyi.memory",
         "huiyi.model",
         "huiyi.openai_http",
         "huiyi.safety.exit",
+        "huiyi.teamclient",
+        "huiyi.teamname",
         "huiyi.toolspec",
         "huiyi.workspace",
     }

@@ -12,6 +12,7 @@ from huiyi import Huiyi, NotFoundError, UsageError
 from huiyi.recall.scope import NOT_FOUND, CallerContext
 from huiyi.recall.tools import Recall
 from huiyi.safety.budget import EXPAND_MAX_CHARS
+from tests.backends import BACKENDS, on_postgres
 from tests.builders import claude as cc
 from tests.builders import codex as cx
 from tests.builders import dsh
@@ -94,16 +95,21 @@ def world(isolated_home: Path) -> dict[str, str]:
     return {"a": a, "b": b}
 
 
-@pytest.fixture
-def hy(world: dict[str, str]) -> Iterable[Huiyi]:
+@pytest.fixture(params=BACKENDS)
+def hy(request: pytest.FixtureRequest, world: dict[str, str]) -> Iterable[Huiyi]:
+    """The recall tools over the local index, and over its copy in PostgreSQL."""
     with Huiyi() as h:
-        yield h
+        if request.param == "sqlite":
+            yield h
+            return
+        with on_postgres(h, request.getfixturevalue("pg_url")) as pg:
+            yield pg
 
 
 def tools(hy: Huiyi, workspace: str | None, session: str | None = None, **kw: int) -> Recall:
     """The recall tools through the API's doorway; `kw` overrides a setting (a budget)."""
     caller = CallerContext(workspace, session)
-    return Recall(hy.conn, caller, **kw) if kw else hy.recall(caller)
+    return Recall(hy.store, caller, **kw) if kw else hy.recall(caller)
 
 
 def test_history_finds_this_workspace_and_never_the_other(hy: Huiyi, world: dict[str, str]) -> None:

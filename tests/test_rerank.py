@@ -111,7 +111,7 @@ def test_a_typo_query_keeps_its_fuzzy_match_against_cosines_that_misread_it(
         query = parse_query("subseting")
 
         def place(fuzzy: dict[int, float] | None) -> int:
-            ranked = rerank.rerank(hy.conn, query, "/w/a", order, cosines, fuzzy=fuzzy)
+            ranked = rerank.rerank(hy.store, query, "/w/a", order, cosines, fuzzy=fuzzy)
             return [rowid for rowid, _ in ranked].index(needle)
 
         assert place(None) == 5  # the cosines alone put it out of the first five

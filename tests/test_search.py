@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from huiyi import Huiyi
 from huiyi.store import textindex
 from huiyi.text.snippet import SNIPPET_UNITS, snippet, utf16_len
+from tests.backends import BACKENDS, on_postgres
 from tests.builders.lines import LineReader, write
 
 CORPUS = [
@@ -26,14 +27,19 @@ CORPUS = [
 ]
 
 
-@pytest.fixture
-def hy(tmp_path: Path) -> Iterable[Huiyi]:
+@pytest.fixture(params=BACKENDS)
+def hy(request: pytest.FixtureRequest, tmp_path: Path) -> Iterable[Huiyi]:
+    """The corpus in the local index, and in its copy in PostgreSQL."""
     logs = tmp_path / "logs"
     logs.mkdir()
     write(logs / "a.log", *({"s": "s1", "q": i, "t": t} for i, t in enumerate(CORPUS)))
     with Huiyi() as h:
         h.index(readers=[LineReader(logs)])
-        yield h
+        if request.param == "sqlite":
+            yield h
+            return
+        with on_postgres(h, request.getfixturevalue("pg_url")) as pg:
+            yield pg
 
 
 def top(hy: Huiyi, query: str) -> int | None:

@@ -61,7 +61,7 @@ def test_reading_past_the_first_page_brings_every_other_match_once(
 ) -> None:
     texts = [f"{COMMON[n % 8]} note {n}" for n in range(300)]
     with _index(tmp_path / "logs", texts) as hy:
-        ranked = [r for r, _ in lexical.ranked(hy.conn, parse_query("deploy cache"), "/w/a")]
+        ranked = [r for r, _ in lexical.ranked(hy.store, parse_query("deploy cache"), "/w/a")]
         matches = hy.conn.execute(
             "SELECT id FROM events WHERE text LIKE 'deploy %' OR text LIKE 'cache %' ORDER BY id"
         ).fetchall()
@@ -73,7 +73,7 @@ def _first_page(hy: Huiyi, text: str) -> list[tuple[int, float]]:
     query = parse_query(text)
     match = lexical.match_expression(query, "/w/a")
     assert match is not None
-    return lexical._first_page(hy.conn, query, "/w/a", match, 10_000)[0]
+    return lexical._first_page(hy.store, query, "/w/a", match, 10_000)[0]
 
 
 def test_the_bounded_candidates_are_ranked_exactly_as_plain_bm25_ranks_them(
@@ -227,15 +227,15 @@ def test_the_coverage_rerank_counts_the_words_each_passage_holds(
             words = [t.parts[0] for t in query.terms]
             match = lexical.match_expression(query, "/w/a")
             assert match is not None
-            first, _, known = lexical._first_page(hy.conn, query, "/w/a", match, 200)
+            first, _, known = lexical._first_page(hy.store, query, "/w/a", match, 200)
             head = [rowid for rowid, _ in first[: lexical.RERANKED]]
             parts = lexical._free(query)
-            counted = lexical._held(hy.conn, parts, head, known, match)
+            counted = lexical._held(hy.store, parts, head, known, match)
             assert counted == {r: sum(w in held[r] for w in words) for r in head}, text
             assert any(0 < counted[r] < len(words) for r in head), text  # it has work to do
             scores = dict(first)
             expected = sorted(head, key=lambda r: scores[r] * counted[r] / len(words))
-            ranked = [rowid for rowid, _ in lexical.ranked(hy.conn, query, "/w/a")]
+            ranked = [rowid for rowid, _ in lexical.ranked(hy.store, query, "/w/a")]
             assert ranked[: len(head)] == expected, text
 
 
@@ -288,8 +288,8 @@ def test_the_evidence_reads_no_word_again_and_weighs_it_as_if_it_read_it_alone(
             monkeypatch.setattr(queries, "fts_postings", real)
             assert read and len(read) == len(set(read)), text
             query = parse_query(text)
-            top = [r for r, _ in islice(lexical.ranked(hy.conn, query, "/w/a"), 3)]
-            alone = abstention.lexical_evidence(hy.conn, query, "/w/a", top)
+            top = [r for r, _ in islice(lexical.ranked(hy.store, query, "/w/a"), 3)]
+            alone = abstention.lexical_evidence(hy.store, query, "/w/a", top)
             assert result.evidence is not None
             assert (result.evidence.lexical, result.evidence.absent) == alone, text
             assert 0 < alone[0] <= 1, text
@@ -300,7 +300,7 @@ def test_rows_read_with_a_larger_cap_answer_a_smaller_one(tmp_path: Path) -> Non
     with _index(tmp_path / "logs", texts) as hy:
         rows = lexical.Rows()
         deploy, quokka = 'body:"deploy"', 'body:"quokka"'
-        wide = rows.newest(hy.conn, [deploy, quokka], 30)
+        wide = rows.newest(hy.store, [deploy, quokka], 30)
         read: list[str] = []
         real = queries.fts_postings
 
@@ -310,11 +310,11 @@ def test_rows_read_with_a_larger_cap_answer_a_smaller_one(tmp_path: Path) -> Non
 
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(queries, "fts_postings", counting)
-            narrow = rows.newest(hy.conn, [quokka, deploy], 10)
+            narrow = rows.newest(hy.store, [quokka, deploy], 10)
             assert read == []  # both answered from memory: quokka has fewer rows than any cap
-            assert rows.newest(hy.conn, [quokka], 500) == [wide[1]]
+            assert rows.newest(hy.store, [quokka], 500) == [wide[1]]
             assert read == []
-            rows.newest(hy.conn, [deploy], 31)  # a larger cap than was read: read again
+            rows.newest(hy.store, [deploy], 31)  # a larger cap than was read: read again
             assert read == [deploy]
         plain = [r for _, r in real(hy.conn, [deploy], cap=10)]
     assert len(wide[0]) == 30 and wide[0] == sorted(wide[0], reverse=True)

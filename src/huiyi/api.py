@@ -25,6 +25,7 @@ from huiyi.errors import BusyError, HuiyiError, NotFoundError, UsageError
 from huiyi.model import CallerContext, Event, Hit, Session, kinds_to_read
 from huiyi.search.engine import MODEL_LOAD_SECONDS, Filter, SearchResult, search
 from huiyi.store import db, queries
+from huiyi.store.index import Index, SqliteIndex
 from huiyi.store.queries import SessionRow
 from huiyi.toolspec import query_too_long
 from huiyi.workspace import resolve, workspace_of
@@ -34,6 +35,7 @@ if TYPE_CHECKING:  # and, for a command that only reads, not imported at all:
 
     from huiyi.memory import Memory
     from huiyi.recall.anchors import Anchors as Anchors  # the hooks' type, from the doorway
+    from huiyi.recall.team import TeamAsk
     from huiyi.recall.tools import Recall
     from huiyi.search.embedding.base import Embedder
     from huiyi.search.semantic import Semantic
@@ -114,9 +116,15 @@ class Huiyi:
         *,
         settings: Settings | None = None,
         embedder: Embedder | str | None = None,
+        store: Index | None = None,
     ) -> None:
+        """`store`: where the reads go (searches, listings, the recall tools), when not to
+        the local index: the PostgreSQL store (`store.pg`) of a team server. Indexing writes
+        the local index either way."""
         self.settings = settings or Settings.from_env(home=home)
         self._conn: sqlite3.Connection | None = None
+        self._given_store = store
+        self._store: Index | None = store
         self._embedder: Embedder | str = (
             embedder if embedder is not None else (self.settings.embedder)
         )
@@ -137,6 +145,19 @@ class Huiyi:
             self._conn = db.connect(self.settings.db_path)
         return self._conn
 
+    @property
+    def store(self) -> Index:
+        """What the core reads through (`store.index.Index`): the local index, or the
+        PostgreSQL store this `Huiyi` was opened on."""
+        if self._store is None:
+            self._store = SqliteIndex(self.conn)
+        return self._store
+
+    def _faulting(self) -> sqlite3.Connection | None:
+        """The connection a fault of the local index rolls back (none when reads go to
+        another store)."""
+        return self.conn if self._given_store is None else None
+
     def close(self) -> None:
         """Close the index connection (on the worker thread, when one serves it)."""
         with self._worker_lock:
@@ -148,6 +169,7 @@ class Huiyi:
         worker.shutdown()
 
     def _close_connection(self) -> None:
+        self._store = self._given_store
         if self._conn is not None:
             self._conn.close()
             self._conn = None
@@ -328,13 +350,11 @@ class Huiyi:
         self, workspace: str | Path | None = None, *, all_workspaces: bool = False
     ) -> tuple[int, int]:
         """(embedded, embeddable) events of a workspace (or of every one)."""
-        from huiyi.store import vectors
-
         semantic = self.semantic
         if semantic is None:
             return 0, 0
-        return vectors.coverage(
-            self.conn, semantic.model, self._workspace(workspace, all_workspaces)
+        return self.store.vector_coverage(
+            semantic.model, self._workspace(workspace, all_workspaces)
         )
 
     def would_load_model(self, workspace: str | Path | None) -> bool:
@@ -349,7 +369,7 @@ class Huiyi:
         if semantic is None or getattr(semantic.embedder, "loaded", True):
             return False
         chosen = None if workspace is None else str(workspace)
-        return semantic.coverage(self.conn, chosen) >= COVERAGE_GATE
+        return semantic.coverage(self.store, chosen) >= COVERAGE_GATE
 
     def model_to_warm(self) -> Embedder | None:
         """The embedder a long-lived process should load as it starts: one that holds its
@@ -450,10 +470,10 @@ class Huiyi:
             until=until,
         )
         semantic = self.semantic if layers is None or "semantic" in layers else None
-        conn, path = self.conn, self.settings.db_path
-        with db.faults(conn, path):
+        path = self.settings.db_path
+        with db.faults(self._faulting(), path):
             result = search(
-                conn,
+                self.store,
                 query,
                 flt,
                 limit=limit,
@@ -478,8 +498,7 @@ class Huiyi:
         limit: int | None = None,
     ) -> list[Session]:
         """Visible (non-private) sessions, most recently active first."""
-        rows = queries.list_sessions(
-            self.conn,
+        rows = self.store.list_sessions(
             workspace=self._workspace(workspace, all_workspaces),
             include_subagents=include_subagents,
             limit=limit,
@@ -495,13 +514,13 @@ class Huiyi:
 
     def workspaces(self) -> list[str]:
         """Workspaces with visible sessions, most recently active first."""
-        return queries.workspaces(self.conn)
+        return self.store.workspaces()
 
     def session(self, session_id: str) -> Session:
         return self._visible_session(session_id).session
 
     def _visible_session(self, session_id: str) -> SessionRow:
-        row = queries.session_by_id(self.conn, session_id)
+        row = self.store.session_by_id(session_id)
         if row is None or row.session.is_private:
             raise NotFoundError(f"no session {session_id!r} in the index")
         return row
@@ -521,41 +540,99 @@ class Huiyi:
         """Events of one session: around a seq, forward from a seq, or the last N."""
         row = self._visible_session(session_id)
         kinds = kinds_to_read(include_tools=include_tools)
-        with db.faults(self.conn, self.settings.db_path):
+        with db.faults(self._faulting(), self.settings.db_path):
             if around is not None:
-                return queries.events_around(
-                    self.conn, row.sid, session_id, around, before=before, after=after, kinds=kinds
+                return self.store.events_around(
+                    row.sid, session_id, around, before=before, after=after, kinds=kinds
                 )
             if from_seq is not None:
                 return list(
-                    queries.events(
-                        self.conn, row.sid, session_id, from_seq=from_seq, kinds=kinds, limit=limit
+                    self.store.events(
+                        row.sid, session_id, from_seq=from_seq, kinds=kinds, limit=limit
                     )
                 )
-            tail = queries.events(
-                self.conn, row.sid, session_id, kinds=kinds, limit=last or limit, newest_first=True
+            tail = self.store.events(
+                row.sid, session_id, kinds=kinds, limit=last or limit, newest_first=True
             )
             return list(reversed(list(tail)))
 
     # -- the agent's tools ---------------------------------------------------------------
 
     def recall(
-        self, caller: CallerContext, *, seconds: float | None = None, semantic: bool = True
+        self,
+        caller: CallerContext,
+        *,
+        seconds: float | None = None,
+        semantic: bool = True,
+        team_wait_ms: int | None = None,
     ) -> Recall:
         """The recall tools (`recall_history`, `recall_expand`, `session_list`,
         `session_read`) as `caller` may use them: scoped to its workspace, never wider, every
         answer through the safety exit. One object per call: it carries the call's budget,
         `seconds` or else the configured `recall.toolSeconds`. `semantic=False` leaves the
-        embedding model out (a hook never waits on it)."""
+        embedding model out (a hook never waits on it). When this home joined a team and
+        shares the caller's workspace, a search also asks the team server, waiting at most
+        `team_wait_ms` (default: the join's `wait_ms`) for it (`recall.team`)."""
         from huiyi.recall.tools import Recall
 
         return Recall(
-            self.conn,
+            self.store,
             caller,
             max_inject_chars=self.settings.max_inject_chars,
             seconds=self.settings.tool_seconds if seconds is None else seconds,
             semantic=self.semantic if semantic else None,
+            team=self._team_ask(caller, team_wait_ms),
         )
+
+    def _team_ask(self, caller: CallerContext, wait_ms: int | None) -> TeamAsk | None:
+        from huiyi import teamclient
+
+        if caller.workspace is None or self._given_store is not None:
+            return None
+        config = teamclient.load(self.settings.home)
+        if config is None or caller.workspace not in config.shared:
+            return None
+        from huiyi.recall.team import TeamAsk
+        from huiyi.teamname import workspace_name
+
+        wait = config.wait_ms if wait_ms is None else min(wait_ms, config.wait_ms)
+        return TeamAsk(config, workspace_name(caller.workspace), wait / 1000)
+
+    # -- the team ------------------------------------------------------------------------
+
+    def push(self) -> dict[str, int]:
+        """Send the team server what is new in the shared workspaces (redacted, never a
+        private session; `store.export.team_pushes`), and tombstones for sessions pushed before
+        that turned private or were forgotten; returns what was sent. A `UsageError` when this
+        home joined no team; a `TeamError` when the server refused or did not answer (what
+        was sent before stays recorded, the rest goes next time)."""
+        import uuid
+
+        from huiyi import teamclient
+        from huiyi.store import export
+        from huiyi.teamname import workspace_name
+
+        config = teamclient.load(self.settings.home)
+        if config is None:
+            raise UsageError("this home joined no team; run `huiyi team join URL` first")
+        sent = {"pushes": 0, "sessions": 0, "events": 0, "tombstones": 0}
+        pushes = export.team_pushes(self.conn, config.shared, config.pushed, workspace_name)
+        for payload, last, withdrawn in pushes:
+            answer = teamclient.post(
+                config,
+                "/v1/push",
+                {"push": uuid.uuid4().hex, **payload},
+                seconds=teamclient.PUSH_SECONDS,
+            )
+            pushed = {**config.pushed, **last}
+            for session_id in withdrawn:
+                pushed.pop(session_id, None)
+            config = config.with_(pushed=pushed)
+            teamclient.save(self.settings.home, config)
+            sent["pushes"] += 1
+            for key in ("sessions", "events", "tombstones"):
+                sent[key] += int(answer.get(key, 0))
+        return sent
 
     def prompt_recall(self, caller: CallerContext, prompt: str) -> str | None:
         """What automatic recall puts in front of the model for a user's `prompt`, or None:
@@ -563,8 +640,11 @@ class Huiyi:
         within the automatic-recall budget (a hook never waits on the embedding model)."""
         from huiyi.recall.auto import prompt_recall
         from huiyi.safety.budget import AUTO_RECALL_SECONDS
+        from huiyi.teamclient import HOOK_WAIT_MS
 
-        recall = self.recall(caller, seconds=AUTO_RECALL_SECONDS, semantic=False)
+        recall = self.recall(
+            caller, seconds=AUTO_RECALL_SECONDS, semantic=False, team_wait_ms=HOOK_WAIT_MS
+        )
         found = prompt_recall(recall, prompt, self.settings.triggers)
         return found.text if found is not None else None
 
@@ -574,7 +654,7 @@ class Huiyi:
 
         if caller.session_id is None:
             return None
-        row = Scope(self.conn, caller).current()
+        row = Scope(self.store, caller).current()
         return row.session if row is not None else None
 
     def anchors(self, *, now: Callable[[], int] | None = None) -> Anchors:
@@ -583,7 +663,7 @@ class Huiyi:
         from huiyi.recall.anchors import Anchors as Anchors  # the hooks' type, from the doorway
 
         clock = now if now is not None else (lambda: int(time.time() * 1000))
-        return Anchors(self.conn, self.settings.home, self.settings.max_inject_chars, clock)
+        return Anchors(self.store, self.settings.home, self.settings.max_inject_chars, clock)
 
     # -- memory --------------------------------------------------------------------------
 
@@ -609,7 +689,7 @@ class Huiyi:
         self, workspace: str | Path | None = None, *, limit: int = 40
     ) -> list[tuple[str, str]]:
         """Recent human/assistant messages of a workspace, oldest first (memory extraction)."""
-        return queries.recent_turns(self.conn, self.resolve_workspace(workspace), limit=limit)
+        return self.store.recent_turns(self.resolve_workspace(workspace), limit=limit)
 
     # -- removal -------------------------------------------------------------------------
 

@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import socket
 import urllib.parse
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -409,6 +410,13 @@ def user_home(env: Mapping[str, str] | None = None) -> Path:
     env = os.environ if env is None else env
     home = env.get("HOME", "").strip()
     return Path(home) if home else Path.home()
+
+
+def machine_name(env: Mapping[str, str] | None = None) -> str:
+    """`HUIYI_MACHINE` from `env` (default: the process environment), else the host name: what
+    a team server qualifies a workspace without a git remote by (`teamname`)."""
+    env = os.environ if env is None else env
+    return env.get("HUIYI_MACHINE", "").strip() or socket.gethostname() or "localhost"
 
 
 def prepare_openmp() -> None:

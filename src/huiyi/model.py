@@ -113,6 +113,8 @@ class Hit(NamedTuple):
     layers: tuple[str, ...] = ()
     #: secrets masked in the title and the event text this hit was cut from
     masks: int = 0
+    #: for a team server's hit, the teammate and machine it came from (`user@device`)
+    origin: str = ""
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -127,6 +129,7 @@ class Hit(NamedTuple):
             "score": self.score,
             "layers": list(self.layers),
             "masks": self.masks,
+            **({"origin": self.origin} if self.origin else {}),
         }
 
 

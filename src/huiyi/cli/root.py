@@ -64,6 +64,10 @@ COMMANDS: dict[str, Entry] = {
     "web": Entry(
         "huiyi.cli.web:web", "Serve the local web page: memory, search, sessions, status."
     ),
+    "serve": Entry(
+        "huiyi.cli.serve:serve", "Serve the team's shared recall over a PostgreSQL store."
+    ),
+    "team": Entry("huiyi.cli.team:team", "Join a team server, share workspaces; tokens and audit."),
     "eval": Entry(
         "huiyi.cli.eval:eval_cmd", "Score search (or the recall gate) on a labelled set."
     ),

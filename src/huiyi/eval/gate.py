@@ -296,7 +296,7 @@ def evaluate_gate(
         results = []
         for case in gateset.cases:
             ctx = CallerContext(hy.resolve_workspace(case.workspace), f"gate-eval-{case.id}")
-            decision = decide(case.text, gateset.triggers, HistoryProbe(hy.conn, ctx))
+            decision = decide(case.text, gateset.triggers, HistoryProbe(hy.store, ctx))
             results.append(CaseResult(case, decision))
     info: dict[str, object] = {
         "sessions": len(history.sessions),

@@ -23,7 +23,6 @@ a small file under HUIYI_HOME.
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +30,7 @@ from huiyi.model import Event, Kind, Surface
 from huiyi.recall.render import clean, one_line, plural, when
 from huiyi.safety.exit import Delivered, deliver
 from huiyi.sources.base import is_own_traffic
-from huiyi.store import queries
+from huiyi.store.index import Index
 
 __all__ = [
     "ANCHOR_TURNS",
@@ -77,20 +76,17 @@ class Compaction:
     fragments: tuple[Event, ...] = ()
 
 
-def latest_compaction(conn: sqlite3.Connection, sid: int, session_id: str) -> Compaction | None:
+def latest_compaction(conn: Index, sid: int, session_id: str) -> Compaction | None:
     """The newest compaction of a session (None when it never had one)."""
     summaries = list(
-        queries.events(
-            conn, sid, session_id, kinds=(Kind.SUMMARY.value,), newest_first=True, limit=2
-        )
+        conn.events(sid, session_id, kinds=(Kind.SUMMARY.value,), newest_first=True, limit=2)
     )
     if not summaries:
         return None
     latest = summaries[0]
     after = summaries[1].seq + 1 if len(summaries) > 1 else None
     shadowed = list(
-        queries.events(
-            conn,
+        conn.events(
             sid,
             session_id,
             from_seq=after,

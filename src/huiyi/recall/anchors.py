@@ -15,7 +15,6 @@ compaction a harness announced has reached its log yet (`arrival`).
 from __future__ import annotations
 
 import contextlib
-import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from huiyi.model import CallerContext
 from huiyi.recall.anchor import AnchorState, latest_compaction, render_anchor
 from huiyi.recall.scope import Scope
 from huiyi.store import queries
+from huiyi.store.index import Index
 
 __all__ = ["STATE_FILE", "STATE_LOCK_SECONDS", "STATE_SESSIONS", "AnchorBook", "Anchors"]
 
@@ -63,9 +63,7 @@ class AnchorBook:
 class Anchors:
     """The compaction anchors of the sessions of one index, as its hooks ask for them."""
 
-    def __init__(
-        self, conn: sqlite3.Connection, home: Path, max_chars: int, now: Callable[[], int]
-    ) -> None:
+    def __init__(self, conn: Index, home: Path, max_chars: int, now: Callable[[], int]) -> None:
         """`max_chars`: the injection budget an anchor must fit; `now()`: epoch ms."""
         self.conn = conn
         self.book = AnchorBook(home)
@@ -111,7 +109,7 @@ class Anchors:
         if row is None or caller.session_id is None:
             return
         last = next(
-            iter(queries.events(self.conn, row.sid, row.session.id, newest_first=True, limit=1)),
+            iter(self.conn.events(row.sid, row.session.id, newest_first=True, limit=1)),
             None,
         )
         with self.book.session(caller.session_id, self.now()) as (state, _known):

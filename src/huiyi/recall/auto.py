@@ -26,7 +26,6 @@ semantic layer the `Recall` was given: a caller that must not wait on a model pa
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 
 from huiyi.config import Trigger
@@ -38,7 +37,7 @@ from huiyi.recall.tools import Recall
 from huiyi.safety.exit import Delivered, deliver
 from huiyi.search.engine import Filter, search, session_title
 from huiyi.sources.base import is_own_output
-from huiyi.store import queries
+from huiyi.store.index import Index
 from huiyi.store.queries import SessionRow
 from huiyi.text.tokenize import tokens
 
@@ -76,13 +75,13 @@ class HistoryProbe:
     model sees now, so the current turn is no evidence for itself.
     """
 
-    def __init__(self, conn: sqlite3.Connection, ctx: CallerContext) -> None:
+    def __init__(self, conn: Index, ctx: CallerContext) -> None:
         self.conn = conn
         self.scope = Scope(conn, ctx)
         self.current = self.scope.current()
         #: whether the caller's session has a compacted part (else it holds no history)
         self.compacted = self.current is not None and bool(
-            queries.count_events(conn, self.current.sid, surface=Surface.SHADOWED)
+            conn.count_events(self.current.sid, surface=Surface.SHADOWED)
         )
 
     def __call__(self, fragment: Fragment) -> Evidence | None:
@@ -119,11 +118,10 @@ class HistoryProbe:
         """The hit's event and its neighbours: a topic spans a few messages ("the race in
         reserve_inventory" is one message's race and the previous one's function). Empty
         when the hit itself may not count (huiyi's own output, or not yet compacted)."""
-        row = queries.session_by_id(self.conn, session_id)
+        row = self.conn.session_by_id(session_id)
         if row is None:
             return []
-        around = queries.events_around(
-            self.conn,
+        around = self.conn.events_around(
             row.sid,
             session_id,
             seq,
@@ -210,7 +208,7 @@ def previous_topic(recall: Recall) -> Delivered | None:
     scope = Scope(recall.conn, recall.ctx)
     current = scope.current()
     if current is not None:
-        shadowed = queries.count_events(recall.conn, current.sid, surface=Surface.SHADOWED)
+        shadowed = recall.conn.count_events(current.sid, surface=Surface.SHADOWED)
         if shadowed:
             return _fits(recall, recall.history(None))
         if _earlier_human_message(recall.conn, current):
@@ -226,33 +224,31 @@ def previous_topic(recall: Recall) -> Delivered | None:
     return None
 
 
-def _task_in(conn: sqlite3.Connection, row: SessionRow) -> bool:
+def _task_in(conn: Index, row: SessionRow) -> bool:
     """Whether a human message of the session has task content (small talk is no topic)."""
     return any(
         has_task(e.text)
-        for e in queries.events(conn, row.sid, row.session.id, kinds=(Kind.USER.value,))
+        for e in conn.events(row.sid, row.session.id, kinds=(Kind.USER.value,))
         if not e.injected and not is_own_output(e.text)
     )
 
 
-def _earlier_human_message(conn: sqlite3.Connection, row: SessionRow) -> bool:
+def _earlier_human_message(conn: Index, row: SessionRow) -> bool:
     """Whether the session has a human message with task content (`gate.has_task`: small talk
     and process commands do not count) before the prompt being answered, which the harness
     may or may not have logged yet: two, or one that is not the last event."""
     humans = [
         e
-        for e in queries.events(conn, row.sid, row.session.id, kinds=(Kind.USER.value,))
+        for e in conn.events(row.sid, row.session.id, kinds=(Kind.USER.value,))
         if not e.injected and not is_own_output(e.text)
     ]
-    last = next(iter(queries.events(conn, row.sid, row.session.id, newest_first=True, limit=1)))
+    last = next(iter(conn.events(row.sid, row.session.id, newest_first=True, limit=1)))
     earlier = [e for e in humans if e.seq != last.seq] if humans else []
     return any(has_task(e.text) for e in earlier)
 
 
-def _last_exchanges(conn: sqlite3.Connection, row: SessionRow) -> list[Event]:
-    newest = queries.events(
-        conn, row.sid, row.session.id, kinds=_CONVERSATION, newest_first=True, limit=60
-    )
+def _last_exchanges(conn: Index, row: SessionRow) -> list[Event]:
+    newest = conn.events(row.sid, row.session.id, kinds=_CONVERSATION, newest_first=True, limit=60)
     picked: list[Event] = []
     for event in newest:
         if event.injected or not event.text.strip() or is_own_output(event.text):

@@ -13,7 +13,6 @@ Those whose answer would show text of another session than the caller's current 
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,6 +21,7 @@ from huiyi.model import CallerContext
 from huiyi.recall.render import clean, one_line, when
 from huiyi.recall.scope import Scope
 from huiyi.search.engine import session_title
+from huiyi.store.index import Index
 
 __all__ = ["question"]
 
@@ -29,7 +29,7 @@ _QUERY_SHOWN = 80
 
 
 def question(
-    conn: sqlite3.Connection, caller: CallerContext, tool: str, arguments: Mapping[str, Any]
+    conn: Index, caller: CallerContext, tool: str, arguments: Mapping[str, Any]
 ) -> str | None:
     """What to ask the user before `tool` runs with `arguments` for `caller`, or None when its
     answer shows only the caller's own session (or nothing the caller may read)."""

@@ -10,12 +10,10 @@ to every hit.
 
 from __future__ import annotations
 
-import sqlite3
-
 from huiyi.errors import NotFoundError, UsageError
 from huiyi.model import CallerContext
 from huiyi.search.engine import Filter
-from huiyi.store import queries
+from huiyi.store.index import Index
 from huiyi.store.queries import SessionRow
 
 __all__ = ["NOT_FOUND", "NO_CONTEXT", "CallerContext", "Scope"]
@@ -30,7 +28,7 @@ NO_CONTEXT = (
 class Scope:
     """What one agent call may see."""
 
-    def __init__(self, conn: sqlite3.Connection, ctx: CallerContext) -> None:
+    def __init__(self, conn: Index, ctx: CallerContext) -> None:
         if ctx.workspace is None and ctx.session_id is None:
             raise UsageError(NO_CONTEXT)
         self.conn = conn
@@ -60,7 +58,7 @@ class Scope:
 
     def open(self, session_id: str) -> SessionRow:
         """The session, if this caller may read it; else the one not-found error."""
-        row = queries.session_by_id(self.conn, session_id)
+        row = self.conn.session_by_id(session_id)
         if row is None or not self.allows(row):
             raise NotFoundError(NOT_FOUND)
         return row
@@ -69,7 +67,7 @@ class Scope:
         """The caller's own session, when known, indexed and visible."""
         if self.ctx.session_id is None:
             return None
-        row = queries.session_by_id(self.conn, self.ctx.session_id)
+        row = self.conn.session_by_id(self.ctx.session_id)
         return row if self.allows(row) else None
 
     def search_filter(self, *, include_subagents: bool = False) -> Filter:
@@ -80,6 +78,6 @@ class Scope:
         if self.narrowed:
             current = self.current()
             return [current] if current else []
-        return queries.list_sessions(
-            self.conn, workspace=self.workspace, include_subagents=include_subagents, limit=limit
+        return self.conn.list_sessions(
+            workspace=self.workspace, include_subagents=include_subagents, limit=limit
         )

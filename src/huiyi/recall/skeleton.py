@@ -12,7 +12,6 @@ labelled honestly: of the compacted range when it was read whole, else of what w
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -25,7 +24,7 @@ from huiyi.safety.budget import (
     Budget,
 )
 from huiyi.sources.base import is_own_tool, is_own_traffic
-from huiyi.store import queries
+from huiyi.store.index import Index
 from huiyi.text.toolcalls import split_tool_calls
 
 _TARGET_KEYS = (
@@ -52,7 +51,7 @@ class Compacted:
 
 
 def read_compacted(
-    conn: sqlite3.Connection,
+    conn: Index,
     sid: int,
     session_id: str,
     budget: Budget,
@@ -65,13 +64,13 @@ def read_compacted(
     Only what the model once saw: DSH also logs each call as a log-only `tool/call`, which
     would repeat the call its (shadowed) assistant message already carries.
     """
-    total = queries.count_events(conn, sid, surface=Surface.SHADOWED)
+    total = conn.count_events(sid, surface=Surface.SHADOWED)
     if not total:
         return Compacted([], 0, True)
     out: list[Event] = []
     chars = 0
     cut = ""
-    for event in queries.events(conn, sid, session_id, surface=Surface.SHADOWED):
+    for event in conn.events(sid, session_id, surface=Surface.SHADOWED):
         if len(out) >= max_events:
             cut = "candidate event cap"
             break
@@ -87,8 +86,7 @@ def read_compacted(
     if cut:
         seen = {e.seq for e in out}
         last = list(
-            queries.events(
-                conn,
+            conn.events(
                 sid,
                 session_id,
                 surface=Surface.SHADOWED,

@@ -9,7 +9,6 @@ with a message that says what to pass.
 
 from __future__ import annotations
 
-import sqlite3
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -20,10 +19,12 @@ from huiyi.model import Event, Hit, Surface, kinds_to_read
 from huiyi.recall import skeleton
 from huiyi.recall.render import clean, event_label, one_line, plural, when
 from huiyi.recall.scope import CallerContext, Scope
+from huiyi.recall.team import fuse
 from huiyi.safety.budget import EXPAND_MAX_CHARS, TOOL_SECONDS, Budget
 from huiyi.safety.exit import Delivered, deliver
 from huiyi.search.engine import search, session_title
 from huiyi.store import queries
+from huiyi.store.index import Index
 from huiyi.toolspec import (
     EXPAND_MAX,
     HISTORY_MAX,
@@ -39,6 +40,7 @@ from huiyi.toolspec import (
 )
 
 if TYPE_CHECKING:
+    from huiyi.recall.team import TeamAsk
     from huiyi.search.semantic import Semantic
 
 #: session_read pages forward at most this many events at a time
@@ -70,15 +72,18 @@ class Recall:
 
     def __init__(
         self,
-        conn: sqlite3.Connection,
+        conn: Index,
         ctx: CallerContext,
         *,
         max_inject_chars: int = 3_000,
         seconds: float = TOOL_SECONDS,
         semantic: Semantic | None = None,
+        team: TeamAsk | None = None,
     ) -> None:
         self.conn = conn
         self.semantic = semantic
+        #: the team server, asked beside the local search (`recall.team`), when joined
+        self.team = team
         self.ctx = ctx
         self.max_inject_chars = _check("maxInjectChars", max_inject_chars, INJECT_MIN, INJECT_MAX)
         self.budget = Budget(seconds)
@@ -116,6 +121,9 @@ class Recall:
         scope = Scope(self.conn, self.ctx)
         if query is None or not query.strip():
             return self._compacted_skeleton(scope)
+        team = self.team if not scope.narrowed else None
+        if team is not None:
+            team.start(query, limit)
         result = search(
             self.conn,
             query,
@@ -125,6 +133,11 @@ class Recall:
             seconds=max(self.budget.left / 2, 0.5),
         )
         ranges = self._fold(result.hits)[:limit]
+        team_notes: list[str] = []
+        if team is not None:
+            team_hits, note = team.result()
+            team_notes = [note] if note else []
+            ranges = fuse(ranges, _team_ranges(team_hits))[:limit]
         where = (
             "the current session only (workspace unknown)"
             if scope.narrowed
@@ -135,7 +148,7 @@ class Recall:
             f'recall_history: {plural(len(ranges), "result")} for "{asked}" in {where}',
             f"search path: {', '.join(result.layers) or 'none'}",
         ]
-        lines += [f"note: {n}" for n in (*result.notes, *self.budget.notes)]
+        lines += [f"note: {n}" for n in (*result.notes, *team_notes, *self.budget.notes)]
         masks = sum(r.best.masks for r in ranges)
         if not ranges:
             history = "the current session" if scope.narrowed else "this workspace's history"
@@ -147,8 +160,9 @@ class Recall:
                 lines.append("(the nearest passages matched too weakly to count as recalled)")
         for n, r in enumerate(ranges, 1):
             span = f"seq {r.start}" if r.start == r.end else f"seq {r.start}..{r.end}"
+            origin = f" · from {r.best.origin} (team)" if r.best.origin else ""
             lines.append(
-                f"\n[{n}] {r.title} · {when(r.best.time)} · session {r.session_id} · {span}"
+                f"\n[{n}] {r.title} · {when(r.best.time)} · session {r.session_id} · {span}{origin}"
             )
             lines.append(f"    {r.best.kind} #{r.best.seq}: {r.best.snippet}")
         if ranges:
@@ -158,18 +172,18 @@ class Recall:
         return deliver("\n".join(lines), masks=masks)
 
     def _fold(self, hits: list[Hit]) -> list[Range]:
+        """Hits close together in one session as one range, at most `RANGES_PER_SESSION` a
+        session, best first."""
         by_session: dict[str, list[Hit]] = defaultdict(list)
         for hit in hits:
             by_session[hit.session_id].append(hit)
         ranges: list[Range] = []
         for session_id, group in by_session.items():
-            row = queries.session_by_id(self.conn, session_id)
+            row = self.conn.session_by_id(session_id)
             if row is None:
                 continue
             group.sort(key=lambda h: h.seq)
-            ordinals = queries.text_ordinals(
-                self.conn, row.sid, [h.seq for h in group], _TEXT_KINDS
-            )
+            ordinals = self.conn.text_ordinals(row.sid, [h.seq for h in group], _TEXT_KINDS)
             current: list[Hit] = [group[0]]
             folded: list[list[Hit]] = []
             for hit in group[1:]:
@@ -249,16 +263,15 @@ class Recall:
         row = scope.open(session_id) if session_id else self._current_or_fail(scope)
         title, title_masks = clean(session_title(row))
         if seq is None:
-            total = queries.count_events(self.conn, row.sid, surface=Surface.SHADOWED)
+            total = self.conn.count_events(row.sid, surface=Surface.SHADOWED)
             events = list(
-                queries.events(
-                    self.conn, row.sid, row.session.id, surface=Surface.SHADOWED, kinds=_TEXT_KINDS
+                self.conn.events(
+                    row.sid, row.session.id, surface=Surface.SHADOWED, kinds=_TEXT_KINDS
                 )
             )
             what = f"the compacted part ({plural(total, 'event')})"
         else:
-            events = queries.events_around(
-                self.conn,
+            events = self.conn.events_around(
                 row.sid,
                 row.session.id,
                 seq,
@@ -335,8 +348,8 @@ class Recall:
         kinds = kinds_to_read(include_tools=include_tools)
         title, masks = clean(session_title(row))
         if from_seq is None:
-            newest = queries.events(
-                self.conn, row.sid, row.session.id, kinds=kinds, limit=last, newest_first=True
+            newest = self.conn.events(
+                row.sid, row.session.id, kinds=kinds, limit=last, newest_first=True
             )
             events = list(newest)[::-1]
             # keep the tail: drop from the front until it fits
@@ -350,8 +363,7 @@ class Recall:
             lines += [r[0] for r in rendered] or ["no events"]
             return deliver("\n".join(lines), masks=masks)
         events = list(
-            queries.events(
-                self.conn,
+            self.conn.events(
                 row.sid,
                 row.session.id,
                 from_seq=from_seq,
@@ -393,3 +405,16 @@ class Recall:
     def _render(event: Event) -> tuple[str, int]:
         text, n = clean(event.text)
         return f"--- #{event.seq} {event_label(event)} · {when(event.time)} ---\n{text}\n", n
+
+
+def _team_ranges(hits: list[Hit]) -> list[Range]:
+    """Team hits as ranges of one event each (their sessions are not in this index to fold by),
+    at most `RANGES_PER_SESSION` a session, in the server's order."""
+    per_session: dict[str, int] = defaultdict(int)
+    ranges = []
+    for hit in hits:
+        per_session[hit.session_id] += 1
+        if per_session[hit.session_id] <= RANGES_PER_SESSION:
+            title, _masks = clean(hit.title)
+            ranges.append(Range(hit.session_id, title, hit.seq, hit.seq, hit, hit.score))
+    return ranges

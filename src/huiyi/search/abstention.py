@@ -28,14 +28,13 @@ from __future__ import annotations
 
 import json
 import math
-import sqlite3
 from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from huiyi.search.lexical import Rows, holding
-from huiyi.store import queries
+from huiyi.store.index import Index
 from huiyi.text.tokenize import Query
 from huiyi.workspace import scope_token
 
@@ -172,7 +171,7 @@ def _phrase(unit: tuple[str, ...]) -> str:
 
 
 def passage_shares(
-    conn: sqlite3.Connection,
+    conn: Index,
     query: Query,
     workspace: str | None,
     rowids: Sequence[int],
@@ -190,7 +189,7 @@ def passage_shares(
     scope = "" if workspace is None else f' AND scope:"{scope_token(workspace)}"'
     matches = [f"({_phrase(u)}){scope}" for u in units]
     rows = (read or Rows()).newest(conn, matches, DF_CAP)
-    size = max(queries.workspace_size(conn, workspace), 1)
+    size = max(conn.workspace_size(workspace), 1)
     weights = [math.log1p(size / (1 + len(found))) for found in rows]
     total = sum(weights)
     missing = sum(w for w, found in zip(weights, rows, strict=True) if not found)
@@ -206,7 +205,7 @@ def passage_shares(
 
 
 def lexical_evidence(
-    conn: sqlite3.Connection,
+    conn: Index,
     query: Query,
     workspace: str | None,
     rowids: Sequence[int],

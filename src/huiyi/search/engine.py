@@ -13,11 +13,10 @@ says so, because unrelated history shown as "recalled" misleads an agent more th
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Iterable, Mapping, Sequence
+from contextlib import suppress
 from itertools import islice
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -25,7 +24,7 @@ from huiyi.errors import HuiyiError, UsageError
 from huiyi.model import Hit, Session
 from huiyi.safety.redact import redact
 from huiyi.search import abstention, fusion, fuzzy, lexical, rerank
-from huiyi.store import queries
+from huiyi.store.index import Index
 from huiyi.store.queries import SessionRow
 from huiyi.text.expand import expansion
 from huiyi.text.snippet import snippet
@@ -94,7 +93,7 @@ def session_title(row: SessionRow) -> str:
 class _Visible:
     """Caches, per session, whether a filter lets its events through."""
 
-    def __init__(self, conn: sqlite3.Connection, flt: Filter) -> None:
+    def __init__(self, conn: Index, flt: Filter) -> None:
         self.conn = conn
         self.flt = flt
         self._rows: dict[int, SessionRow | None] = {}
@@ -104,7 +103,7 @@ class _Visible:
         search much of its CPU in a workspace of many sessions)."""
         missing = [sid for sid in dict.fromkeys(sids) if sid not in self._rows]
         if missing:
-            found = queries.sessions_by_sid(self.conn, missing)
+            found = self.conn.sessions_by_sid(missing)
             for sid in missing:
                 row = found.get(sid)
                 self._rows[sid] = row if row is not None and self.flt.admits(row.session) else None
@@ -116,7 +115,7 @@ class _Visible:
 
 
 def hydrate(
-    conn: sqlite3.Connection,
+    conn: Index,
     ranked: Iterable[tuple[int, float]],
     flt: Filter,
     query: Query,
@@ -134,7 +133,7 @@ def hydrate(
         batch = list(islice(iterator, max(limit * 3, 30)))
         if not batch:
             break
-        found = queries.events_by_rowid(conn, [rowid for rowid, _ in batch])
+        found = conn.events_by_rowid([rowid for rowid, _ in batch])
         visible.load(sid for sid, _ in found.values())
         for rowid, score in batch:
             if rowid not in found:
@@ -176,19 +175,8 @@ MODEL_LOAD_SECONDS = 60.0
 LOAD_POLL = 0.02  # how often a search waiting on a loading model looks whether it is loaded
 
 
-@contextmanager
-def _time_limit(conn: sqlite3.Connection, seconds: float) -> Iterator[None]:
-    """Interrupt SQLite work that runs past `seconds` (raises sqlite3.OperationalError)."""
-    deadline = time.monotonic() + seconds
-    conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
-    try:
-        yield
-    finally:
-        conn.set_progress_handler(None, 0)
-
-
 def _visible_ids(
-    conn: sqlite3.Connection, ranked: Iterable[tuple[int, float]], visible: _Visible, depth: int
+    conn: Index, ranked: Iterable[tuple[int, float]], visible: _Visible, depth: int
 ) -> list[tuple[int, float]]:
     """The first `depth` ranked (rowid, score) whose sessions the filter lets through."""
     out: list[tuple[int, float]] = []
@@ -197,7 +185,7 @@ def _visible_ids(
         batch = list(islice(iterator, depth * 2))
         if not batch:
             break
-        sids = queries.sids_by_rowid(conn, [rowid for rowid, _ in batch])
+        sids = conn.sids_by_rowid([rowid for rowid, _ in batch])
         visible.load(sids.values())
         out.extend(
             (r, score) for r, score in batch if r in sids and visible.get(sids[r]) is not None
@@ -206,7 +194,7 @@ def _visible_ids(
 
 
 def search(
-    conn: sqlite3.Connection,
+    conn: Index,
     text: str,
     flt: Filter,
     *,
@@ -239,6 +227,8 @@ def search(
     if unknown:
         raise UsageError(f"unknown search layer {unknown[0]!r}; use one of {', '.join(LAYERS)}")
     notes: list[str] = []
+    #: what a layer that fails raises: the store's faults (a damaged index) or huiyi's errors
+    failing: tuple[type[BaseException], ...] = (*conn.errors, HuiyiError)
     # A query that is nothing but quoted phrases asks for exactly those words. Quotes inside a
     # question ('what did "Dana" say about the move') only make the phrase required lexically;
     # the other layers still read the whole question (MemDaily asks many such questions).
@@ -257,19 +247,19 @@ def search(
     # that fails here fails the fuzzy layer below, where it is reported
     respelt: list[str] = []
     if "fuzzy" in wanted:
-        with suppress(sqlite3.Error, HuiyiError), _time_limit(conn, seconds):
+        with suppress(*failing), conn.time_limit(seconds):
             respelt = fuzzy.meant_words(conn, text)
     started = time.monotonic()
     # the semantic layer first: its worker embeds while the other layers run
     for name in sorted(wanted, key=lambda name: name != "semantic"):
         try:
-            with _time_limit(conn, seconds):
+            with conn.time_limit(seconds):
                 if name == "semantic":
                     pending = _start_semantic(conn, text, flt, semantic, hybrid, notes, depth)
                 else:
                     ranking = _layer(conn, name, query, text, flt, depth, read, respelt)
                     found[name] = _visible_ids(conn, ranking, visible, depth)
-        except (sqlite3.Error, HuiyiError) as exc:
+        except failing as exc:
             notes.append(f"{name} layer dropped out: {exc}")
     if hybrid and "lexical" in found:
         # the query's technical terms in the other language (`expanded`, fused at a lower
@@ -277,7 +267,7 @@ def search(
         # person meant to type, fused as the query's own words are)
         for name, extra in (("expanded", expansion(text)), ("respelled", " ".join(respelt))):
             if extra:
-                with suppress(sqlite3.Error, HuiyiError), _time_limit(conn, seconds):
+                with suppress(*failing), conn.time_limit(seconds):
                     ranking = lexical.ranked(conn, parse_query(extra), flt.workspace)
                     found[name] = _visible_ids(conn, ranking, visible, depth)
     if pending is not None:
@@ -285,11 +275,11 @@ def search(
             left = max(0.0, started + seconds - time.monotonic())
             ranked = pending.result(timeout=left, load_timeout=load_seconds)
             cosines = dict(ranked)
-            with _time_limit(conn, seconds):
+            with conn.time_limit(seconds):
                 found["semantic"] = _visible_ids(conn, ranked, visible, depth)
         except TimeoutError:
             notes.append(f"semantic layer dropped out: no answer within {seconds:g} s")
-        except (sqlite3.Error, HuiyiError) as exc:
+        except failing as exc:
             notes.append(f"semantic layer dropped out: {exc}")
     rankings = {
         name: [rowid for rowid, _ in found[name]]
@@ -309,7 +299,7 @@ def search(
         notes.append(f"nothing reached the relevance floors ({floors.weak(evidence)})")
         return SearchResult([], ran, notes, evidence, declined=True)
     if len(ran) > 1 and cosines:  # without cosines coverage alone moved nothing measurable
-        with suppress(sqlite3.Error):  # a damaged full-text index: the fused order stands
+        with suppress(*conn.errors):  # a damaged full-text index: the fused order stands
             fuzzy_scores = dict(found.get("fuzzy", []))
             order = rerank.rerank(conn, query, flt.workspace, order, cosines, read, fuzzy_scores)
     held = {name: set(ranking) for name, ranking in rankings.items()}
@@ -319,7 +309,7 @@ def search(
 
 
 def _evidence(
-    conn: sqlite3.Connection,
+    conn: Index,
     query: Query,
     flt: Filter,
     found: Mapping[str, Sequence[tuple[int, float]]],
@@ -342,7 +332,7 @@ def _evidence(
     passages = [rowid for rowid, _ in [*found.get("lexical", [])[:top], *order[:top]]]
     share: float | None = None
     absent: float | None = None
-    with suppress(sqlite3.Error):  # a damaged full-text index: the layers' notes say so
+    with suppress(*conn.errors):  # a damaged full-text index: the layers' notes say so
         share, absent = abstention.lexical_evidence(
             conn, query, flt.workspace, list(dict.fromkeys(passages)), read
         )
@@ -350,7 +340,7 @@ def _evidence(
 
 
 def _layer(
-    conn: sqlite3.Connection,
+    conn: Index,
     name: str,
     query: Query,
     text: str,
@@ -410,7 +400,7 @@ class _SemanticThread:
 
 
 def _start_semantic(
-    conn: sqlite3.Connection,
+    conn: Index,
     text: str,
     flt: Filter,
     semantic: Semantic | None,

@@ -18,11 +18,10 @@ from __future__ import annotations
 
 import math
 import re
-import sqlite3
 from collections import Counter
 from collections.abc import Sequence
 
-from huiyi.store import queries
+from huiyi.store.index import Index
 from huiyi.text.tokenize import cjk_bigrams, cjk_runs, normalize
 from huiyi.workspace import fuzzy_scope_token, scope_token
 
@@ -104,15 +103,13 @@ def _quote(gram: str) -> str:
     return '"' + gram.replace('"', '""') + '"'
 
 
-def candidates(
-    conn: sqlite3.Connection, chosen: list[str], workspace: str | None, *, limit: int
-) -> list[int]:
+def candidates(conn: Index, chosen: list[str], workspace: str | None, *, limit: int) -> list[int]:
     """Event rowids by the summed rarity of the query trigrams they hold, best first (ties:
     newest first); at most `POSTINGS` rows are read per trigram."""
-    share = 1.0 if workspace is None else queries.workspace_share(conn, workspace)
+    share = 1.0 if workspace is None else conn.workspace_share(workspace)
     scoped = workspace is not None and share < UNSCOPED_SHARE
     scope = f" AND {_quote(fuzzy_scope_token(workspace))}" if scoped and workspace else ""
-    postings = queries.fuzzy_postings(conn, [_quote(g) + scope for g in chosen], cap=POSTINGS)
+    postings = conn.fuzzy_postings([_quote(g) + scope for g in chosen], cap=POSTINGS)
     if workspace is not None and not scoped and share < 1.0:
         # (a workspace holding all the history is crowded by no other)
         postings = _rescoped_where_crowded(conn, chosen, postings, workspace)
@@ -127,7 +124,7 @@ def candidates(
     kept: list[int] = []
     for start in range(0, len(best), limit * 2):
         part = best[start : start + limit * 2]
-        inside = queries.in_workspace(conn, part, workspace)
+        inside = conn.in_workspace(part, workspace)
         kept.extend(rowid for rowid in part if rowid in inside)
         if len(kept) >= limit:
             break
@@ -135,7 +132,7 @@ def candidates(
 
 
 def _rescoped_where_crowded(
-    conn: sqlite3.Connection, chosen: list[str], postings: list[tuple[int, int]], workspace: str
+    conn: Index, chosen: list[str], postings: list[tuple[int, int]], workspace: str
 ) -> list[tuple[int, int]]:
     """Postings in which the workspace's own rows of a capped trigram are not crowded out.
 
@@ -153,7 +150,7 @@ def _rescoped_where_crowded(
     }
     if not capped:
         return postings
-    inside = queries.in_workspace(conn, [r for s in capped.values() for r in s], workspace)
+    inside = conn.in_workspace([r for s in capped.values() for r in s], workspace)
     crowded = [
         n
         for n, sample in capped.items()
@@ -162,14 +159,14 @@ def _rescoped_where_crowded(
     if not crowded:
         return postings
     scope = f" AND {_quote(fuzzy_scope_token(workspace))}"
-    again = queries.fuzzy_postings(conn, [_quote(chosen[n]) + scope for n in crowded], cap=POSTINGS)
+    again = conn.fuzzy_postings([_quote(chosen[n]) + scope for n in crowded], cap=POSTINGS)
     replaced = set(crowded)
     kept = [(n, rowid) for n, rowid in postings if n not in replaced]
     return kept + [(crowded[i], rowid) for i, rowid in again]
 
 
 def ranked(
-    conn: sqlite3.Connection,
+    conn: Index,
     text: str,
     workspace: str | None,
     *,
@@ -188,7 +185,7 @@ def ranked(
     meant = respelled_rows(conn, words, workspace)
     rowids = candidates(conn, chosen, workspace, limit=max(CANDIDATES, depth))
     rowids = list(dict.fromkeys([*meant, *rowids]))
-    texts = queries.texts_by_rowid(conn, rowids)
+    texts = conn.texts_by_rowid(rowids)
     measured = score_grams(text) or all_grams
     scored: list[tuple[int, float]] = []
     for order, rowid in enumerate(rowids):
@@ -203,7 +200,7 @@ def ranked(
     return scored[:depth]
 
 
-def respelled(conn: sqlite3.Connection, whole: str) -> list[str]:
+def respelled(conn: Index, whole: str) -> list[str]:
     """The words of the history a misspelled query word may mean: for each word of `whole`
     (folded) of `RESPELL_MIN` letters or more that the full-text index does not hold, the
     indexed words sharing its first `RESPELL_PREFIX` letters within `_edits_allowed` of it.
@@ -214,30 +211,28 @@ def respelled(conn: sqlite3.Connection, whole: str) -> list[str]:
     of older ones sharing them. The vocabulary knows the word itself."""
     meant: list[str] = []
     for word in dict.fromkeys(_LATIN_WORD.findall(whole)):
-        if len(word) < RESPELL_MIN or queries.has_word(conn, word):
+        if len(word) < RESPELL_MIN or conn.has_word(word):
             continue
         allowed = _edits_allowed(word)
-        near = queries.words_from(conn, word[:RESPELL_PREFIX], limit=RESPELL_WORDS)
+        near = conn.words_from(word[:RESPELL_PREFIX], limit=RESPELL_WORDS)
         meant.extend(
             w for w in near if abs(len(w) - len(word)) <= allowed and edits(word, w) <= allowed
         )
     return meant
 
 
-def meant_words(conn: sqlite3.Connection, text: str) -> list[str]:
+def meant_words(conn: Index, text: str) -> list[str]:
     """The words of the history the query's misspelled words may mean (`respelled`)."""
     return respelled(conn, _folded(text))
 
 
-def respelled_rows(
-    conn: sqlite3.Connection, words: Sequence[str], workspace: str | None
-) -> set[int]:
+def respelled_rows(conn: Index, words: Sequence[str], workspace: str | None) -> set[int]:
     """The newest `RESPELL_ROWS` passages of the workspace holding each of `words`."""
     if not words:
         return set()
     scope = "" if workspace is None else f' AND scope:"{scope_token(workspace)}"'
     matches = [f'body:"{word}"{scope}' for word in words]
-    return {rowid for _, rowid in queries.fts_postings(conn, matches, cap=RESPELL_ROWS)}
+    return {rowid for _, rowid in conn.fts_postings(matches, cap=RESPELL_ROWS)}
 
 
 def _edits_allowed(word: str) -> int:

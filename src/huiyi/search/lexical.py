@@ -14,10 +14,9 @@ scores FTS5 gives them in an unbounded query (`_first_page`).
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator, Sequence
 
-from huiyi.store import queries
+from huiyi.store.index import Index
 from huiyi.text.tokenize import Query, Term
 from huiyi.workspace import scope_token
 
@@ -102,13 +101,13 @@ class Rows:
         read = self._read.get(match)
         return read is not None and (read[0] >= cap or len(read[1]) < read[0])
 
-    def newest(self, conn: sqlite3.Connection, matches: Sequence[str], cap: int) -> list[list[int]]:
+    def newest(self, conn: Index, matches: Sequence[str], cap: int) -> list[list[int]]:
         """The newest `cap` rows of each expression (all of them when fewer), newest first;
         those not read yet in one statement."""
         missing = [m for m in dict.fromkeys(matches) if not self._known(m, cap)]
         if missing:
             found: list[list[int]] = [[] for _ in missing]
-            for n, rowid in queries.fts_postings(conn, missing, cap=cap):
+            for n, rowid in conn.fts_postings(missing, cap=cap):
                 found[n].append(rowid)
             for match, rows in zip(missing, found, strict=True):
                 self._read[match] = (cap, sorted(rows, reverse=True))
@@ -116,7 +115,7 @@ class Rows:
 
 
 def holding(
-    conn: sqlite3.Connection,
+    conn: Index,
     matches: Sequence[str],
     rows: Sequence[Sequence[int]] | None,
     cap: int,
@@ -153,7 +152,7 @@ def holding(
             expr = match if within is None else f"({match}) AND ({within})"
             asked.append((expr, min(unknown), max(unknown)))
             which.append(n)
-    for i, rowid in queries.fts_rows(conn, asked):
+    for i, rowid in conn.fts_rows(asked):
         if rowid in held:
             held[rowid].add(which[i])
     return held
@@ -166,7 +165,7 @@ Known = tuple[list[list[int]], str]
 
 
 def _first_page(
-    conn: sqlite3.Connection,
+    conn: Index,
     query: Query,
     workspace: str | None,
     match: str,
@@ -184,26 +183,26 @@ def _first_page(
     """
     parts, scope = _parts(query), _scope(workspace)
     if not parts:
-        return queries.fts_match(conn, match, limit=page), True, None
+        return conn.fts_match(match, limit=page), True, None
     rows = (read or Rows()).newest(conn, [f"({p}){scope}" for p in parts], WINDOW)
     candidates = {rowid for found in rows for rowid in found}
     if not candidates:
         return [], True, None
-    unscoped = workspace is None or queries.workspace_share(conn, workspace) >= UNSCOPED_SHARE
+    unscoped = workspace is None or conn.workspace_share(workspace) >= UNSCOPED_SHARE
     expr, scope = (_unscoped(query) or match, "") if unscoped else (match, scope)
     rare = [p for p, found in zip(parts, rows, strict=True) if len(found) < WINDOW]
     either = " OR ".join(rare)
     if len(rare) == len(parts):  # every match is a candidate
         floor = min(candidates)
-        scores = queries.fts_scores(conn, expr, floor, max(candidates))
+        scores = conn.fts_scores(expr, floor, max(candidates))
     else:
         floor = sorted(candidates, reverse=True)[WINDOW - 1]
-        scores = queries.fts_scores(conn, expr, floor, max(candidates))
+        scores = conn.fts_scores(expr, floor, max(candidates))
         older = [r for found in rows if len(found) < WINDOW for r in found if r < floor]
         if older:
             low, high = min(older), floor - 1
-            twice = queries.fts_scores(conn, f"({expr}) AND ({either})", low, high)
-            once = queries.fts_scores(conn, f"({either}){scope}", low, high)
+            twice = conn.fts_scores(f"({expr}) AND ({either})", low, high)
+            once = conn.fts_scores(f"({either}){scope}", low, high)
             scores.update((rowid, score - once[rowid]) for rowid, score in twice.items())
     # rounded: a score found by subtraction may differ in its last bit, and ties go to the
     # older passage as in FTS5's own order
@@ -228,7 +227,7 @@ RERANKED = 100
 
 
 def _held(
-    conn: sqlite3.Connection, parts: list[str], rowids: list[int], known: Known | None, match: str
+    conn: Index, parts: list[str], rowids: list[int], known: Known | None, match: str
 ) -> dict[int, int]:
     """How many of the query's parts each passage of `rowids` holds (`holding`, from the rows
     the first page read; a phrase query read none, and looks every passage up)."""
@@ -238,7 +237,7 @@ def _held(
 
 
 def ranked(
-    conn: sqlite3.Connection,
+    conn: Index,
     query: Query,
     workspace: str | None,
     *,
@@ -271,7 +270,7 @@ def ranked(
     offset = len(first) if plain else 0
     page = min(page * 4, 20_000)
     while True:
-        rows = queries.fts_match(conn, match, limit=page, offset=offset)
+        rows = conn.fts_match(match, limit=page, offset=offset)
         yield from ((rowid, -bm25) for rowid, bm25 in rows if plain or rowid not in seen)
         if len(rows) < page:
             return

@@ -18,11 +18,11 @@ fused candidates"): LoCoMo and MemDaily gain hit@5 and no golden metric drops.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Mapping, Sequence
 
 from huiyi.search import abstention
 from huiyi.search.lexical import Rows
+from huiyi.store.index import Index
 from huiyi.text.tokenize import Query
 
 __all__ = ["AGREEMENT", "COVERAGE", "POOL", "rerank", "rescore"]
@@ -70,7 +70,7 @@ def rescore(
 
 
 def rerank(
-    conn: sqlite3.Connection,
+    conn: Index,
     query: Query,
     workspace: str | None,
     order: Sequence[tuple[int, float]],

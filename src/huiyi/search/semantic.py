@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from huiyi.errors import HuiyiError
 from huiyi.store import db, vectors
+from huiyi.store.index import Index
 
 if TYPE_CHECKING:  # numpy loads with the first vectors, not with every hybrid search
     import numpy as np
@@ -112,35 +113,34 @@ class Semantic:
     def model(self) -> str:
         return self.embedder.model_id
 
-    def coverage(self, conn: sqlite3.Connection, workspace: str | None) -> float:
-        embedded, embeddable = vectors.coverage(conn, self.model, workspace)
+    def coverage(self, conn: Index, workspace: str | None) -> float:
+        embedded, embeddable = conn.vector_coverage(self.model, workspace)
         return embedded / embeddable if embeddable else 0.0
 
     def _vectors(
-        self, conn: sqlite3.Connection, workspace: str | None
+        self, conn: Index, workspace: str | None
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-        # `data_version` moves when another connection commits, `total_changes` when this one
-        # writes: while neither moves, the cached vectors are current without a query
-        stamp = (int(conn.execute("PRAGMA data_version").fetchone()[0]), conn.total_changes)
+        # while the index's stamp does not move, the cached vectors are current without a query
+        stamp = conn.stamp()
         with self._lock:
             cached = self._cache.get(workspace)
             if cached is not None and cached.stamp == stamp:
                 return cached.ids, cached.matrix
-            signature = vectors.signature(conn, self.model)
+            signature = conn.vector_signature(self.model)
             if cached is None or cached.signature != signature:
-                ids, matrix = vectors.load(conn, self.model, workspace, self.embedder.dim)
+                ids, matrix = conn.load_vectors(self.model, workspace, self.embedder.dim)
                 cached = _Loaded(stamp, signature, ids, matrix)
                 self._cache[workspace] = cached
             cached.stamp = stamp
             return cached.ids, cached.matrix
 
-    def scorer(self, conn: sqlite3.Connection, workspace: str | None) -> Scorer:
+    def scorer(self, conn: Index, workspace: str | None) -> Scorer:
         """What ranking a query needs from the index, read now (see `Scorer`)."""
         ids, matrix = self._vectors(conn, workspace)
         return Scorer(self.embedder, ids, matrix)
 
     def ranked(
-        self, conn: sqlite3.Connection, text: str, workspace: str | None, *, depth: int
+        self, conn: Index, text: str, workspace: str | None, *, depth: int
     ) -> list[tuple[int, float]]:
         """(event rowid, cosine) best first, over the events that have vectors."""
         return self.scorer(conn, workspace).ranked(text, depth=depth)

@@ -1,0 +1,223 @@
+"""The PostgreSQL store's read queries as text, built apart from running them (`reads` runs
+them), so that each can be printed and tested, and so that where a query has the shape of its
+SQLite sibling in `store.queries` it reads the same (columns, filters, order).
+
+Every value is a bound parameter (`%s`); identifiers and the constant kind lists are fixed.
+Text comparisons that must sort as SQLite's do (`words_from`) say `COLLATE "C"`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from huiyi.model import CONVERSATION_KINDS, TEXT_KINDS, Kind, sql_kinds
+
+SESSION_COLUMNS = (
+    "sid, id, source, cwd, workspace, coalesce(title, ''), created, updated, parent, "
+    "is_subagent, is_private, event_count, user_count, first_user"
+)
+EVENT_COLUMNS = "seq, time, kind, role, text, surface, injected, tool_name"
+EVENT_COLUMNS_E = "e.seq, e.time, e.kind, e.role, e.text, e.surface, e.injected, e.tool_name"
+#: what the semantic layer embeds (`store.vectors._EMBEDDABLE`, in this store's columns)
+EMBEDDABLE = (
+    f"{{e}}.indexed AND {{e}}.kind IN ({sql_kinds(CONVERSATION_KINDS)}) "
+    f"AND (NOT {{e}}.injected OR {{e}}.kind = '{Kind.SUMMARY.value}')"
+)
+TEXT_KIND_LIST = sql_kinds(TEXT_KINDS)
+
+SESSION_BY_ID = f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id = %s"
+SESSIONS_BY_SID = f"SELECT {SESSION_COLUMNS} FROM sessions WHERE sid = ANY(%s)"
+WORKSPACES = (
+    "SELECT workspace FROM sessions WHERE event_count > 0 AND NOT is_private "
+    "GROUP BY workspace ORDER BY max(coalesce(updated, created, 0)) DESC"
+)
+EVENTS_BY_ROWID = (
+    f"SELECT e.id, e.sid, s.id, {EVENT_COLUMNS_E} FROM events e "
+    "JOIN sessions s ON s.sid = e.sid WHERE e.id = ANY(%s)"
+)
+TEXTS_BY_ROWID = "SELECT id, text FROM events WHERE id = ANY(%s)"
+SIDS_BY_ROWID = "SELECT id, sid FROM events WHERE id = ANY(%s)"
+IN_WORKSPACE = "SELECT id FROM events WHERE id = ANY(%s) AND workspace = %s"
+SHARE = (
+    "SELECT coalesce(sum(CASE WHEN workspace = %s THEN n END), 0), coalesce(sum(n), 0) "
+    "FROM embed_coverage WHERE model = ''"
+)
+SIZE = "SELECT coalesce(sum(n), 0) FROM embed_coverage WHERE model = ''"
+SIZE_OF = SIZE + " AND workspace = %s"
+COVERAGE = (
+    "SELECT coalesce(sum(CASE WHEN model = %s THEN n END), 0), "
+    "coalesce(sum(CASE WHEN model = '' THEN n END), 0) FROM embed_coverage "
+    "WHERE model IN ('', %s)"
+)
+COVERAGE_OF = COVERAGE + " AND workspace = %s"
+SIGNATURE = "SELECT count(*), coalesce(max(event_id), 0) FROM vectors WHERE model = %s"
+VECTORS = (
+    "SELECT v.event_id, v.vec FROM vectors v JOIN events e ON e.id = v.event_id WHERE v.model = %s"
+)
+VECTORS_OF = VECTORS + " AND e.workspace = %s"
+TOTALS = "SELECT rows, tokens FROM lex_totals"
+DF = "SELECT term, n FROM term_df WHERE term = ANY(%s)"
+HAS_TERM = "SELECT EXISTS (SELECT 1 FROM term_df WHERE term = %s AND n > 0)"
+WORDS_FROM = (
+    "SELECT word FROM (SELECT DISTINCT substr(term, 3) AS word FROM term_df WHERE n > 0 AND ("
+    '(term COLLATE "C" >= %s AND term COLLATE "C" < %s) OR '
+    '(term COLLATE "C" >= %s AND term COLLATE "C" < %s))) AS words '
+    'ORDER BY word COLLATE "C" LIMIT %s'
+)
+RECENT_TURNS = (
+    "SELECT e.kind, e.text FROM events e JOIN sessions s ON s.sid = e.sid "
+    "WHERE s.workspace = %s AND NOT s.is_private AND NOT s.is_subagent AND NOT e.injected "
+    f"AND e.kind IN ({sql_kinds(frozenset({Kind.USER, Kind.ASSISTANT}))}) "
+    "ORDER BY e.time DESC, e.id DESC LIMIT %s"
+)
+COUNT_EVENTS = "SELECT count(*) FROM events WHERE sid = %s"
+ORDINAL = (
+    "SELECT count(*) FROM events WHERE sid = %s AND seq < %s AND NOT injected AND kind = ANY(%s)"
+)
+#: the query's lexemes in the rows asked for: what BM25 counts (`reads.bm25`)
+INSTANCES = (
+    "SELECT e.id, u.lexeme, u.positions, u.weights FROM events e "
+    "CROSS JOIN LATERAL unnest(e.lex) u "
+    "WHERE e.id = ANY(%s) AND (u.lexeme = ANY(%s) OR EXISTS "
+    "(SELECT 1 FROM unnest(%s::text[]) p WHERE starts_with(u.lexeme, p)))"
+)
+PHRASE_HITS = "SELECT count(*) FROM events WHERE lex @@ %s::tsquery"
+
+
+def list_sessions(
+    *,
+    workspace: str | None,
+    include_private: bool,
+    include_subagents: bool,
+    limit: int | None,
+) -> tuple[str, list[Any]]:
+    where = ["event_count > 0"]
+    params: list[Any] = []
+    if workspace is not None:
+        where.append("workspace = %s")
+        params.append(workspace)
+    if not include_private:
+        where.append("NOT is_private")
+    if not include_subagents:
+        where.append("NOT is_subagent")
+    sql = (
+        f"SELECT {SESSION_COLUMNS} FROM sessions WHERE {' AND '.join(where)} "
+        "ORDER BY coalesce(updated, created, 0) DESC, sid DESC"
+    )
+    if limit is not None:
+        sql += " LIMIT %s"
+        params.append(limit)
+    return sql, params
+
+
+def events(
+    sid: int,
+    *,
+    from_seq: int | None,
+    to_seq: int | None,
+    kinds: Sequence[str] | None,
+    surface: str | None,
+    limit: int | None,
+    newest_first: bool,
+) -> tuple[str, list[Any]]:
+    where = ["sid = %s"]
+    params: list[Any] = [sid]
+    if from_seq is not None:
+        where.append("seq >= %s")
+        params.append(from_seq)
+    if to_seq is not None:
+        where.append("seq <= %s")
+        params.append(to_seq)
+    if kinds is not None:
+        where.append("kind = ANY(%s)")
+        params.append(list(kinds))
+    if surface is not None:
+        where.append("surface = %s")
+        params.append(surface)
+    sql = f"SELECT {EVENT_COLUMNS} FROM events WHERE {' AND '.join(where)} ORDER BY seq"
+    if newest_first:
+        sql += " DESC"
+    if limit is not None:
+        sql += " LIMIT %s"
+        params.append(limit)
+    return sql, params
+
+
+def _where(
+    tsquery: str | None, workspace: str | None, column: str = "lex"
+) -> tuple[str, list[Any]]:
+    where: list[str] = []
+    params: list[Any] = []
+    if tsquery is not None:
+        where.append(f"{column} @@ %s::tsquery")
+        params.append(tsquery)
+    else:
+        where.append(f"{column} IS NOT NULL")
+    if workspace is not None:
+        where.append("workspace = %s")
+        params.append(workspace)
+    return " AND ".join(where), params
+
+
+#: newest first, ordered by `id + 0`: PostgreSQL would otherwise walk the primary key backwards
+#: and test each row's tsvector or trigram array until `cap` match (it does not count what
+#: reading those columns costs), several times slower than the GIN index's matches sorted
+NEWEST_FIRST = "ORDER BY id + 0 DESC"
+
+
+def newest(asked: Sequence[tuple[str | None, str | None]], cap: int) -> tuple[str, list[Any]]:
+    """The newest `cap` rows of each (tsquery, workspace), as (index, id), in one statement."""
+    parts: list[str] = []
+    params: list[Any] = []
+    for n, (tsquery, workspace) in enumerate(asked):
+        where, values = _where(tsquery, workspace)
+        parts.append(f"(SELECT {n}, id FROM events WHERE {where} {NEWEST_FIRST} LIMIT %s)")
+        params.extend([*values, cap])
+    return " UNION ALL ".join(parts), params
+
+
+def newest_with_grams(
+    asked: Sequence[tuple[list[str], str | None]], cap: int
+) -> tuple[str, list[Any]]:
+    """The newest `cap` rows holding every trigram of each (grams, workspace)."""
+    parts: list[str] = []
+    params: list[Any] = []
+    for n, (grams, workspace) in enumerate(asked):
+        where = ["grams @> %s::text[]"]
+        values: list[Any] = [grams]
+        if workspace is not None:
+            where.append("workspace = %s")
+            values.append(workspace)
+        parts.append(
+            f"(SELECT {n}, id FROM events WHERE {' AND '.join(where)} {NEWEST_FIRST} LIMIT %s)"
+        )
+        params.extend([*values, cap])
+    return " UNION ALL ".join(parts), params
+
+
+def matching(
+    tsquery: str | None, workspace: str | None, lowest: int | None, highest: int | None
+) -> tuple[str, list[Any]]:
+    """Ids of the rows matching, from `lowest` to `highest` (either end open)."""
+    where, params = _where(tsquery, workspace)
+    if lowest is not None:
+        where += " AND id >= %s"
+        params.append(lowest)
+    if highest is not None:
+        where += " AND id <= %s"
+        params.append(highest)
+    return f"SELECT id FROM events WHERE {where}", params
+
+
+def rows_in_ranges(
+    asked: Sequence[tuple[str | None, str | None, int, int]],
+) -> tuple[str, list[Any]]:
+    """(index, id) of the rows matching each (tsquery, workspace, lowest, highest)."""
+    parts: list[str] = []
+    params: list[Any] = []
+    for n, (tsquery, workspace, low, high) in enumerate(asked):
+        where, values = _where(tsquery, workspace)
+        parts.append(f"SELECT {n}, id FROM events WHERE {where} AND id BETWEEN %s AND %s")
+        params.extend([*values, low, high])
+    return " UNION ALL ".join(parts), params
