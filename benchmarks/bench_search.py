@@ -68,17 +68,26 @@ COMMON = (
 
 
 def fill_vectors(hy: Any) -> int:
-    """Random unit vectors for every embeddable message, under the real model's id."""
+    """Random unit vectors for every embeddable message, under the real model's id, in id
+    order a page at a time (`vectors.missing` reads each message's text and starts from the
+    first id on every call: quadratic at a million)."""
     from huiyi.store import vectors
 
     sem = hy.semantic
     rng = np.random.default_rng(1)
-    total = 0
-    while rows := vectors.missing(hy.conn, sem.model, limit=5000):
+    total = after = 0
+    while rows := hy.conn.execute(
+        "SELECT e.id FROM events e JOIN sessions s ON s.sid = e.sid "
+        f"WHERE e.id > ? AND {vectors._EMBEDDABLE} AND s.is_private = 0 AND NOT EXISTS "
+        "(SELECT 1 FROM vectors v WHERE v.event_id = e.id AND v.model = ?) "
+        "ORDER BY e.id LIMIT 20000",
+        (after, sem.model),
+    ).fetchall():
         m = rng.standard_normal((len(rows), sem.embedder.dim)).astype(np.float32)
         m /= np.linalg.norm(m, axis=1, keepdims=True)
         vectors.save(hy.conn, sem.model, [r[0] for r in rows], m)
         total += len(rows)
+        after = rows[-1][0]
     return total
 
 
