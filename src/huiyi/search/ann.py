@@ -23,7 +23,6 @@ it is when candidates are scored, and `huiyi doctor --repair` writes every file 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import math
 import os
@@ -69,6 +68,8 @@ _REPAIR = "; `huiyi doctor --repair` builds it again from the vectors"
 
 def path_for(directory: Path, model: str, workspace: str) -> Path:
     """Where the approximate index of `model` over `workspace` is kept."""
+    import hashlib  # not at import: a search with no vectors loads no more than it needs
+
     key = hashlib.blake2b(f"{model}\0{workspace}".encode(), digest_size=12).hexdigest()
     return directory / f"{key}.ivfpq"
 
@@ -172,6 +173,8 @@ class AnnIndex:
     def save(self, path: Path) -> None:
         """Write the file whole under a temporary name, then rename it (a reader never sees
         half of one; two writers leave one whole file, whichever came last)."""
+        import hashlib
+
         faiss = _faiss()
         with self.lock:
             payload = faiss.serialize_index(self.index).tobytes()
@@ -201,6 +204,8 @@ class AnnIndex:
     def load(cls, path: Path, model: str, workspace: str, dim: int) -> AnnIndex:
         """The index kept at `path`; raises `AnnError` for a file that is damaged or holds
         another model's or workspace's vectors, FileNotFoundError when there is none."""
+        import hashlib
+
         import numpy as np
 
         try:
@@ -236,6 +241,8 @@ class AnnIndex:
 def check(path: Path) -> str | None:
     """What is wrong with the file at `path` (None when it is whole): the header and the
     digest of its payload, without decoding the codes (`huiyi doctor`)."""
+    import hashlib
+
     try:
         data = path.read_bytes()
         head, payload = _split(data, path)
