@@ -78,9 +78,9 @@ def main() -> None:
                 for case in gateset.cases:
                     ctx = CallerContext(hy.resolve_workspace(case.workspace), f"bench-{case.id}")
                     start = time.perf_counter()
-                    decide(case.text, gateset.triggers, HistoryProbe(hy.conn, ctx))
+                    decide(case.text, gateset.triggers, HistoryProbe(hy.store, ctx))
                     decide_ms.append((time.perf_counter() - start) * 1000)
-                    recall = Recall(hy.conn, ctx, max_inject_chars=settings.max_inject_chars)
+                    recall = Recall(hy.store, ctx, max_inject_chars=settings.max_inject_chars)
                     start = time.perf_counter()
                     injected += prompt_recall(recall, case.text, gateset.triggers) is not None
                     answer_ms.append((time.perf_counter() - start) * 1000)

@@ -74,7 +74,7 @@ def main() -> None:
     with Huiyi(settings=settings) as hy:
         sem = hy.semantic
         assert sem is not None
-        everything = sem.scorer(hy.conn, None)
+        everything = sem.scorer(hy.store, None)
         own_ids, own = everything.ids, everything.matrix
         rowids = [int(i) for i in own_ids]
         texts = paired_texts(hy, rowids, args.pair)

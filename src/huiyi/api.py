@@ -361,15 +361,13 @@ class Huiyi:
         """Whether a hybrid search of `workspace` (None: every one) would load an embedding
         model into this process: an embedder that holds its model in the process and has not
         loaded it (an endpoint or the fake has nothing to load), and enough of that history
-        embedded for the semantic layer to join (`fusion.COVERAGE_GATE`, from the coverage
-        counters: no model, no numpy)."""
-        from huiyi.search.fusion import COVERAGE_GATE
-
+        embedded for the semantic layer to join (`Semantic.gate`: the whole history or its
+        newest span; SQL only, no model, no numpy)."""
         semantic = self.semantic
         if semantic is None or getattr(semantic.embedder, "loaded", True):
             return False
         chosen = None if workspace is None else str(workspace)
-        return semantic.coverage(self.store, chosen) >= COVERAGE_GATE
+        return semantic.gate(self.store, chosen).joins
 
     def model_to_warm(self) -> Embedder | None:
         """The embedder a long-lived process should load as it starts: one that holds its
@@ -722,6 +720,7 @@ class Huiyi:
             return doctor.report(self.settings, found)
         embedded, embeddable = self.coverage(all_workspaces=True)
         semantic = self.semantic
+        approximate = semantic.check(self.conn) if semantic else []
         report = doctor.report(
             self.settings,
             found,
@@ -731,8 +730,11 @@ class Huiyi:
                 "model": semantic.model if semantic else None,
                 "embedded": embedded,
                 "embeddable": embeddable,
+                "approximate_problems": approximate,
             },
         )
+        if approximate and not report["problem"]:
+            report["healthy"], report["problem"] = False, approximate[0]
         report["demo"] = self.demo_status()
         return report
 
@@ -800,13 +802,22 @@ class Huiyi:
 
         self.close()  # the file may be moved aside: the next use opens the repaired one
         self.settings.ensure_home()
-        return repair.repair(
+        report = repair.repair(
             self.settings.db_path,
             self.settings.lock_path,
             default_readers(self.settings),
             progress=progress,
             lock_timeout=lock_timeout,
         )
+        semantic = self.semantic
+        if semantic is not None:  # the approximate indexes, written anew from the vectors
+            rebuilt = semantic.sync(self.conn, rebuild=True)
+            if rebuilt:
+                report.notes.append(
+                    f"rebuilt the approximate semantic index of {len(rebuilt)} workspace(s) "
+                    "from the kept vectors"
+                )
+        return report
 
 
 def _under(path: Path, roots: Sequence[Path]) -> Path | None:

@@ -57,7 +57,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import urllib.parse
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -416,6 +415,8 @@ def machine_name(env: Mapping[str, str] | None = None) -> str:
     """`HUIYI_MACHINE` from `env` (default: the process environment), else the host name: what
     a team server qualifies a workspace without a git remote by (`teamname`)."""
     env = os.environ if env is None else env
+    import socket  # here, not at the top: every command reads settings, few name the machine
+
     return env.get("HUIYI_MACHINE", "").strip() or socket.gethostname() or "localhost"
 
 

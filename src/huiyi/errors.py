@@ -7,6 +7,7 @@
     ├── NotFoundError          unknown, private or out-of-scope ids (one message for all three)
     ├── BusyError              another process held a lock (index writer, memory store) too long
     ├── StoreError             the index database is unusable (corrupt, newer schema)
+    │   └── AnnError           an approximate index file beside it is damaged or unreadable
     ├── DiskFullError          the disk (or the user's quota) is full: a write was not done, and
     │                          what was written before it is intact
     ├── EmbeddingError         the embedding model cannot be loaded or did not answer
@@ -48,6 +49,11 @@ class BusyError(HuiyiError):
 
 class StoreError(HuiyiError):
     """The index database cannot be used."""
+
+
+class AnnError(StoreError):
+    """A file of the semantic layer's approximate index is damaged, foreign or unreadable
+    (`huiyi doctor --repair` builds it again from the vectors)."""
 
 
 class DiskFullError(HuiyiError):

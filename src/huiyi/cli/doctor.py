@@ -48,14 +48,20 @@ def doctor(hy: Huiyi, repair: bool, as_json: bool) -> None:
 
 def _print_repair(done: dict[str, Any]) -> None:
     if done["action"] == "none":
-        click.echo("repair     nothing to repair: the index is healthy\n")
+        click.echo("repair     nothing to repair: the index is healthy")
+        for note in done["notes"]:
+            click.echo(f"           {safe(note)}")
+        click.echo()
         return
     click.echo(f"repair     found: {safe(done['found'])}")
     if done["action"] == "text-indexes":
         click.echo(
             "           rebuilt the full-text and fuzzy indexes from the kept text "
-            f"({done['text_events']:,} events)\n"
+            f"({done['text_events']:,} events)"
         )
+        for note in done["notes"]:
+            click.echo(f"           {safe(note)}")
+        click.echo()
         return
     if done["moved_aside"]:
         click.echo(f"           moved the damaged file aside to {done['moved_aside']}")
@@ -104,6 +110,8 @@ def _print_doctor(report: dict[str, Any]) -> None:
             f"demo       the bundled demo history: {demo['sessions']} sessions in "
             f"{demo['workspace']} (`{demo['remove']}` removes it)"
         )
+        for problem in vectors.get("approximate_problems", []):
+            click.echo(f"           {safe(problem)}")
     for name, src in report["sources"].items():
         click.echo(f"\n{name}")
         for root in src.get("roots", []):

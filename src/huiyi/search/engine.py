@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import suppress
 from itertools import islice
 from typing import TYPE_CHECKING, NamedTuple
@@ -32,6 +32,7 @@ from huiyi.text.tokenize import Query, parse_query
 
 if TYPE_CHECKING:
     from huiyi.search.semantic import Scorer, Semantic
+    from huiyi.store.vectors import Span
 
 
 class Filter(NamedTuple):
@@ -176,9 +177,14 @@ LOAD_POLL = 0.02  # how often a search waiting on a loading model looks whether 
 
 
 def _visible_ids(
-    conn: Index, ranked: Iterable[tuple[int, float]], visible: _Visible, depth: int
+    conn: Index,
+    ranked: Iterable[tuple[int, float]],
+    visible: _Visible,
+    depth: int,
+    keeps: Callable[[SessionRow], bool] | None = None,
 ) -> list[tuple[int, float]]:
-    """The first `depth` ranked (rowid, score) whose sessions the filter lets through."""
+    """The first `depth` ranked (rowid, score) whose sessions the filter lets through (and
+    `keeps`, when given)."""
     out: list[tuple[int, float]] = []
     iterator = iter(ranked)
     while len(out) < depth:
@@ -187,9 +193,10 @@ def _visible_ids(
             break
         sids = conn.sids_by_rowid([rowid for rowid, _ in batch])
         visible.load(sids.values())
-        out.extend(
-            (r, score) for r, score in batch if r in sids and visible.get(sids[r]) is not None
-        )
+        for r, score in batch:
+            row = visible.get(sids[r]) if r in sids else None
+            if row is not None and (keeps is None or keeps(row)):
+                out.append((r, score))
     return out[:depth]
 
 
@@ -274,9 +281,10 @@ def search(
         try:
             left = max(0.0, started + seconds - time.monotonic())
             ranked = pending.result(timeout=left, load_timeout=load_seconds)
-            cosines = dict(ranked)
             with conn.time_limit(seconds):
-                found["semantic"] = _visible_ids(conn, ranked, visible, depth)
+                ranked = list(pending.refine(conn, ranked))
+                cosines = dict(ranked)
+                found["semantic"] = _visible_ids(conn, ranked, visible, depth, pending.keeps)
         except TimeoutError:
             notes.append(f"semantic layer dropped out: no answer within {seconds:g} s")
         except failing as exc:
@@ -364,8 +372,11 @@ class _SemanticThread:
     so it never holds up the exit.
     """
 
-    def __init__(self, scorer: Scorer, text: str, depth: int) -> None:
+    def __init__(self, scorer: Scorer, text: str, depth: int, span: Span | None = None) -> None:
         self._scorer = scorer
+        self.depth = depth
+        #: the newest sessions the ranking is kept to (None: the whole workspace)
+        self.span = span
         self._ranked: list[tuple[int, float]] = []
         self._error: BaseException | None = None
         self._thread = threading.Thread(
@@ -378,6 +389,17 @@ class _SemanticThread:
             self._ranked = scorer.ranked(text, depth=depth)
         except BaseException as exc:  # handed to the searching thread, which raises it
             self._error = exc
+
+    def refine(self, conn: Index, ranked: list[tuple[int, float]]) -> Sequence[tuple[int, float]]:
+        """The ranking with an approximate index's candidates scored exactly (`Scorer.refine`,
+        on the connection's thread)."""
+        return self._scorer.refine(conn, ranked, depth=self.depth)
+
+    def keeps(self, row: SessionRow) -> bool:
+        """Whether a session lies in the span the layer searched."""
+        if self.span is None:
+            return True
+        return (row.session.updated or 0, row.sid) >= self.span.floor
 
     def result(self, timeout: float, load_timeout: float = 0.0) -> list[tuple[int, float]]:
         """The ranking; raises TimeoutError after `timeout` seconds, not counting up to
@@ -408,16 +430,20 @@ def _start_semantic(
     notes: list[str],
     depth: int,
 ) -> _SemanticThread | None:
-    """Check the coverage gate and read the vectors here; rank on a thread beside this one."""
+    """Check the coverage gate and read the vectors here; rank on a thread beside this one.
+
+    The gate judges what the layer would search: the whole workspace, or the span of its
+    newest sessions that is embedded enough (`Semantic.gate`), which a note then names."""
     if semantic is None:
         notes.append("semantic layer: no embedder configured")
         return None
-    share = semantic.coverage(conn, flt.workspace)
-    if hybrid and share < fusion.COVERAGE_GATE:
-        notes.append(
-            f"semantic layer skipped: {share:.0%} of this history is embedded (it joins at "
-            f"{fusion.COVERAGE_GATE:.0%}; `huiyi index` embeds the rest)"
-        )
+    gate = semantic.gate(conn, flt.workspace)
+    note = gate.note()
+    if hybrid and not gate.joins:
+        notes.append(note or "semantic layer skipped")
         return None
+    if hybrid and note is not None:
+        notes.append(note)
     scorer = semantic.scorer(conn, flt.workspace)
-    return _SemanticThread(scorer, text, depth * 3)
+    span = gate.span if hybrid and gate.span is not None and not gate.span.whole else None
+    return _SemanticThread(scorer, text, depth * 3, span)

@@ -491,6 +491,16 @@ def m011_smaller_full_text_index(conn: sqlite3.Connection) -> None:
     )
 
 
+def m012_vectors_in_order_added(conn: sqlite3.Connection) -> None:
+    """Number every batch of vectors as it is saved (`vectors.added`), so the semantic layer's
+    approximate index, kept in a file beside the index, reads only the vectors added since it
+    was written instead of comparing every id of a workspace. Vectors saved before this
+    migration have none: an approximate index built from scratch reads them all.
+    """
+    conn.execute("ALTER TABLE vectors ADD COLUMN added INTEGER")
+    conn.execute("CREATE INDEX vectors_by_added ON vectors(added)")
+
+
 MIGRATIONS: list[Migration] = [
     m001_initial,
     m002_fuzzy_and_vectors,
@@ -503,6 +513,7 @@ MIGRATIONS: list[Migration] = [
     m009_words_as_codes,
     m010_packed_text,
     m011_smaller_full_text_index,
+    m012_vectors_in_order_added,
 ]
 
 

@@ -9,8 +9,8 @@ slow to embed and rarely what a paraphrase is after.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, NamedTuple
 
 from huiyi.model import CONVERSATION_KINDS, Kind, sql_kinds
 
@@ -141,7 +141,10 @@ def _missing_in(
 def save(
     conn: sqlite3.Connection, model: str, ids: Sequence[int], matrix: npt.NDArray[np.float32]
 ) -> None:
-    """Store one vector per event id (rows of `matrix`); events deleted meanwhile are skipped."""
+    """Store one vector per event id (rows of `matrix`); events deleted meanwhile are skipped.
+
+    Each call's vectors get the next batch number (`added`, migration m012), which the
+    approximate index uses to read only what is new since it was written (`added_since`)."""
     import numpy as np
 
     half = matrix.astype(np.float16)
@@ -152,10 +155,17 @@ def save(
                 f"SELECT id FROM events WHERE id IN ({','.join('?' * len(ids))})", list(ids)
             )
         }
+        batch = last_added(conn) + 1
         conn.executemany(
-            "INSERT OR REPLACE INTO vectors (event_id, model, vec) VALUES (?, ?, ?)",
-            [(i, model, half[n].tobytes()) for n, i in enumerate(ids) if i in present],
+            "INSERT OR REPLACE INTO vectors (event_id, model, vec, added) VALUES (?, ?, ?, ?)",
+            [(i, model, half[n].tobytes(), batch) for n, i in enumerate(ids) if i in present],
         )
+
+
+def last_added(conn: sqlite3.Connection) -> int:
+    """The batch number of the vectors saved last (0 when none has one)."""
+    row = conn.execute("SELECT max(added) FROM vectors").fetchone()
+    return int(row[0] or 0)
 
 
 def _scoped(model: str, workspace: str | None) -> tuple[str, tuple[str, ...]]:
@@ -238,3 +248,155 @@ def load(
     blob = b"".join(r[1] for r in rows)
     matrix = np.frombuffer(blob, dtype=np.float16).reshape(len(rows), -1).astype(np.float32)
     return ids, matrix
+
+
+def _matrix(
+    rows: Sequence[tuple[int, bytes]], dim: int
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    import numpy as np
+
+    ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    if not rows:
+        return ids, np.zeros((0, dim), dtype=np.float32)
+    blob = b"".join(r[1] for r in rows)
+    return ids, np.frombuffer(blob, dtype=np.float16).reshape(len(rows), -1).astype(np.float32)
+
+
+def embedded_per_workspace(conn: sqlite3.Connection, model: str) -> dict[str, int]:
+    """Vectors of `model` on visible sessions, per workspace (from the coverage counters)."""
+    rows = conn.execute(
+        "SELECT workspace, n FROM embed_coverage WHERE model = ? AND n > 0", (model,)
+    ).fetchall()
+    return {str(w): int(n) for w, n in rows}
+
+
+def load_except(
+    conn: sqlite3.Connection, model: str, workspaces: Sequence[str], dim: int
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    """Event ids and vectors (float32 rows) of every workspace but `workspaces` (the ones an
+    approximate index serves), for a search of every workspace."""
+    marks = ",".join("?" * len(workspaces))
+    rows = conn.execute(
+        f"SELECT v.event_id, v.vec FROM vectors v JOIN events e ON e.id = v.event_id "
+        f"JOIN sessions s ON s.sid = e.sid WHERE v.model = ? "
+        f"AND s.workspace NOT IN ({marks})",
+        (model, *workspaces),
+    ).fetchall()
+    return _matrix(rows, dim)
+
+
+def chunks(
+    conn: sqlite3.Connection, model: str, workspace: str, dim: int, *, size: int = 50_000
+) -> Iterator[tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]]:
+    """Every vector of `model` in `workspace`, `size` at a time in event id order (building an
+    approximate index without holding a whole workspace's vectors in memory)."""
+    after = -1
+    while True:
+        rows = conn.execute(
+            "SELECT v.event_id, v.vec FROM vectors v JOIN events e ON e.id = v.event_id "
+            "JOIN sessions s ON s.sid = e.sid WHERE v.event_id > ? AND v.model = ? "
+            "AND s.workspace = ? ORDER BY v.event_id LIMIT ?",
+            (after, model, workspace, size),
+        ).fetchall()
+        if not rows:
+            return
+        after = int(rows[-1][0])
+        yield _matrix(rows, dim)
+
+
+def added_since(
+    conn: sqlite3.Connection, model: str, workspace: str, batch: int, dim: int
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    """Vectors of `model` in `workspace` saved in a batch after `batch` (`save`)."""
+    rows = conn.execute(
+        "SELECT v.event_id, v.vec FROM vectors v JOIN events e ON e.id = v.event_id "
+        "JOIN sessions s ON s.sid = e.sid WHERE v.added > ? AND v.model = ? "
+        "AND s.workspace = ?",
+        (batch, model, workspace),
+    ).fetchall()
+    return _matrix(rows, dim)
+
+
+def by_ids(
+    conn: sqlite3.Connection, model: str, ids: Sequence[int], dim: int
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    """The vectors of `model` these events have now (an approximate index's candidates scored
+    exactly; an event deleted or embedded again since the index was written is read as it is)."""
+    rows: list[tuple[int, bytes]] = []
+    for start in range(0, len(ids), 500):
+        part = list(ids[start : start + 500])
+        rows.extend(
+            conn.execute(
+                f"SELECT event_id, vec FROM vectors WHERE model = ? "
+                f"AND event_id IN ({','.join('?' * len(part))})",
+                (model, *part),
+            ).fetchall()
+        )
+    return _matrix(rows, dim)
+
+
+class Span(NamedTuple):
+    """The newest sessions of a workspace that are embedded enough for the semantic layer."""
+
+    #: embeddable and embedded messages in these sessions
+    messages: int
+    embedded: int
+    #: when the oldest of them began (epoch ms)
+    since: int
+    #: the oldest session's key (last activity, sid): the span holds the sessions at or above it
+    floor: SessionKey
+    #: whether the span is the whole workspace
+    whole: bool
+
+
+def span(conn: sqlite3.Connection, model: str, workspace: str, gate: float) -> Span | None:
+    """The largest run of a workspace's newest sessions (by last activity, the order
+    `EmbedQueue` embeds in) of which at least `gate` of the messages are embedded, or None.
+
+    Walks down the sessions a page at a time, counting their messages and vectors, and stops
+    once even every remaining vector could no longer lift the share to `gate`: the walk reads
+    about as many messages as are embedded, divided by `gate`, not the whole history."""
+    embedded_all, embeddable_all = coverage(conn, model, workspace)
+    if not embedded_all:
+        return None
+    if embedded_all >= gate * embeddable_all:
+        row = conn.execute(
+            "SELECT min(coalesce(created, updated, 0)) FROM sessions "
+            "WHERE workspace = ? AND is_private = 0",
+            (workspace,),
+        ).fetchone()
+        return Span(embeddable_all, embedded_all, int(row[0] or 0), (0, 0), True)
+    best: Span | None = None
+    messages = embedded = 0
+    since = 0
+    below: SessionKey | None = None
+    while messages * gate <= embedded_all:
+        where, params = "", []
+        if below is not None:
+            where, params = "AND (coalesce(updated, 0), sid) < (?, ?)", list(below)
+        page = conn.execute(
+            "SELECT coalesce(updated, 0), sid, coalesce(created, updated, 0) FROM sessions "
+            f"WHERE workspace = ? AND is_private = 0 {where} "
+            "ORDER BY coalesce(updated, 0) DESC, sid DESC LIMIT ?",
+            (workspace, *params, _SESSION_PAGE),
+        ).fetchall()
+        if not page:
+            break
+        marks = ",".join("?" * len(page))
+        counts = {
+            int(sid): (int(n), int(v))
+            for sid, n, v in conn.execute(
+                f"SELECT e.sid, count(*), count(v.event_id) FROM events e "
+                f"LEFT JOIN vectors v ON v.event_id = e.id AND v.model = ? "
+                f"WHERE e.sid IN ({marks}) AND {_EMBEDDABLE} GROUP BY e.sid",
+                (model, *(r[1] for r in page)),
+            )
+        }
+        for updated, sid, created in page:
+            n, v = counts.get(int(sid), (0, 0))
+            messages, embedded = messages + n, embedded + v
+            since = min(since, int(created)) if since else int(created)
+            below = (int(updated), int(sid))
+            if n and embedded >= gate * messages:
+                best = Span(messages, embedded, since, below, False)
+    return best
