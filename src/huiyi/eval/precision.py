@@ -15,6 +15,8 @@ category:
     python -m huiyi.eval.precision golden tests/golden/huiyi-golden.json --index-home IDX
     python -m huiyi.eval.precision golden tests/golden/huiyi-near-misses.json --index-home IDX
     python -m huiyi.eval.precision locomo ../shared/data/locomo/locomo-dev.json --index-home IDX
+
+`--padding R [R ...]` measures other padding ratios than the calibrated one (0: none).
 """
 
 from __future__ import annotations
@@ -53,34 +55,46 @@ class Asked:
     unrelated: int
     #: a relevant event among the hits
     found: bool
+    #: the padding ratio asked for (`None`: the calibrated one)
+    padding: float | None = None
 
 
-def ask(evalset: EvalSet, *, index_home: Path | None, embedder: str | None) -> list[Asked]:
-    """Every query of `evalset` through the default search (see the module doc)."""
+def ask(
+    evalset: EvalSet,
+    *,
+    index_home: Path | None,
+    embedder: str | None,
+    paddings: Sequence[float | None] = (None,),
+) -> list[Asked]:
+    """Every query of `evalset` through the default search (see the module doc), once per
+    padding ratio of `paddings` (`None`: the calibrated one; `Huiyi.search`)."""
     out: list[Asked] = []
     with indexed(
         evalset, Settings.from_env(), index_home=index_home, embedder=embedder, progress=print
     ) as hy:
         _embed(hy, {}, print)
         for query in evalset.queries:
-            result = hy.search(
-                query.query,
-                workspace=query.workspace,
-                all_workspaces=query.workspace is None,
-                limit=LIMIT,
-            )
-            ids = [event_id(h.session_id, h.seq) for h in result.hits]
-            relevant = set(query.relevant)
-            out.append(
-                Asked(
-                    id=query.id,
-                    category=query.category or "uncategorised",
-                    negative=query.negative,
-                    hits=len(ids),
-                    unrelated=sum(1 for i in ids if i not in relevant),
-                    found=any(i in relevant for i in ids),
+            for padding in paddings:
+                result = hy.search(
+                    query.query,
+                    workspace=query.workspace,
+                    all_workspaces=query.workspace is None,
+                    limit=LIMIT,
+                    padding=padding,
                 )
-            )
+                ids = [event_id(h.session_id, h.seq) for h in result.hits]
+                relevant = set(query.relevant)
+                out.append(
+                    Asked(
+                        id=query.id,
+                        category=query.category or "uncategorised",
+                        negative=query.negative,
+                        hits=len(ids),
+                        unrelated=sum(1 for i in ids if i not in relevant),
+                        found=any(i in relevant for i in ids),
+                        padding=padding,
+                    )
+                )
     return out
 
 
@@ -145,10 +159,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("path", type=Path)
     parser.add_argument("--index-home", type=Path)
     parser.add_argument("--embedder")
+    parser.add_argument(
+        "--padding", type=float, nargs="*", help="padding ratios to measure (0: none)"
+    )
     args = parser.parse_args(argv)
     evalset = load(args.kind, args.path)
-    rows = ask(evalset, index_home=args.index_home, embedder=args.embedder)
-    print("\n".join(report(evalset.name, rows)))
+    paddings: list[float | None] = list(args.padding) if args.padding else [None]
+    rows = ask(evalset, index_home=args.index_home, embedder=args.embedder, paddings=paddings)
+    for padding in paddings:
+        if len(paddings) > 1:
+            print(f"padding {padding}:")
+        print("\n".join(report(evalset.name, [r for r in rows if r.padding == padding])))
 
 
 if __name__ == "__main__":
