@@ -444,6 +444,7 @@ class Huiyi:
         since: int | None = None,
         until: int | None = None,
         abstain: bool = True,
+        padding: float | None = None,
     ) -> SearchResult:
         """Ranked hits for `query` in one workspace (default: the current directory's).
 
@@ -451,6 +452,8 @@ class Huiyi:
         `sources` (harness names) and `since`/`until` (epoch ms) narrow what may be returned.
         A search whose best evidence is weak returns no hits and `declined` (`abstain=False`
         returns them anyway, for calibration); `result.no_match(query)` says so in words.
+        After the best hits, a hit far below them that holds none of the query's words is
+        dropped (`padding`: another ratio than the calibrated one, for calibration; 0 none).
         A layer that found the index damaged drops out and a note names `huiyi doctor
         --repair`; damage met outside the layers is a `StoreError` that names it too.
         """
@@ -479,6 +482,7 @@ class Huiyi:
                 semantic=semantic,
                 load_seconds=MODEL_LOAD_SECONDS,
                 abstain=abstain,
+                padding=padding,
             )
         if self._semantic_failed and (layers is None or "semantic" in layers):
             result.notes.append(f"semantic layer unavailable: {self._semantic_failed}")

@@ -46,11 +46,19 @@ def hit_json(hit: Mapping[str, Any]) -> dict[str, Any]:
     return {**hit, "title": safe(hit["title"]), "snippet": safe(hit["snippet"])}
 
 
-def search_text(reply: Mapping[str, Any], *, as_json: bool) -> str:
-    """A search's reply (`policy.handler.search_value`) as `huiyi search` prints it."""
+def search_text(reply: Mapping[str, Any], *, as_json: bool, verbose: bool = False) -> str:
+    """A search's reply (`policy.handler.search_value`) as `huiyi search` prints it: when
+    there are no hits, why in words (the workspace has no sessions, a layer is warming or
+    failed); the evidence's numbers only with `verbose`."""
     if as_json:
         return json_text([hit_json(h) for h in reply["hits"]])
     lines = hit_lines(reply["hits"], safe(reply.get("no_match") or "no matches"))
+    if reply.get("why"):
+        lines.append(safe(reply["why"]))
+    if reply.get("empty_workspace"):
+        lines.append("try --all, or `huiyi sessions --all` to see which workspaces have history")
     lines.append(f"(search: {' + '.join(reply['layers']) or 'none'})")
     lines.extend(f"note: {safe(note)}" for note in reply["notes"])
+    if verbose and reply.get("detail"):
+        lines.append(f"detail: {safe(reply['detail'])}")
     return "\n".join(lines)

@@ -42,7 +42,14 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_LAYER", "DEFAULT_LIMIT", "OPTIONS", "Search", "parse", "search"]
 
 #: the options of `huiyi search`, and whether each takes a value (`cli.search.search_cmd`)
-OPTIONS = {"--workspace": True, "--all": False, "--limit": True, "--layer": True, "--json": False}
+OPTIONS = {
+    "--workspace": True,
+    "--all": False,
+    "--limit": True,
+    "--layer": True,
+    "--json": False,
+    "--verbose": False,
+}
 DEFAULT_LIMIT = 10
 DEFAULT_LAYER = "hybrid"
 
@@ -56,6 +63,7 @@ class Search(NamedTuple):
     limit: int
     layer: str
     as_json: bool
+    verbose: bool
 
 
 def parse(args: Sequence[str]) -> Search | None:
@@ -100,6 +108,7 @@ def parse(args: Sequence[str]) -> Search | None:
         limit=limit,
         layer=values.get("--layer", DEFAULT_LAYER),
         as_json="--json" in flags,
+        verbose="--verbose" in flags,
     )
 
 
@@ -129,7 +138,9 @@ def search(args: Sequence[str]) -> int | None:
             limit=asked.limit,
             layer=asked.layer,
         )
-        text = search_text(cli_client.reply(settings, request, huiyi), as_json=asked.as_json)
+        text = search_text(
+            cli_client.reply(settings, request, huiyi), as_json=asked.as_json, verbose=asked.verbose
+        )
     except UsageError:
         return None  # click shows it with the usage line
     except Exception as exc:

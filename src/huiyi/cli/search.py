@@ -41,6 +41,9 @@ __all__ = ["search_cmd"]
     help="Fuse every layer, or run one.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print hits as a JSON list.")
+@click.option(
+    "--verbose", is_flag=True, help="Also print the evidence's numbers when nothing is shown."
+)
 @click.pass_obj
 def search_cmd(
     state: CliState,
@@ -50,6 +53,7 @@ def search_cmd(
     limit: int,
     layer: str,
     as_json: bool,
+    verbose: bool,
 ) -> None:
     """Search history in Chinese or English; quote a phrase for an exact match."""
     with clean_errors():
@@ -62,4 +66,4 @@ def search_cmd(
             layer=layer,
         )
         result = cli_client.reply(state.settings, request, state.huiyi)
-        click.echo(search_text(result, as_json=as_json))
+        click.echo(search_text(result, as_json=as_json, verbose=verbose))

@@ -57,6 +57,9 @@ class Observation:
     rank: int
     rank_lexical: int
     model: str | None
+    #: the evidence test (`Evidence.unseen`, `.gibberish`; absent from older observations)
+    unseen: float | None = None
+    gibberish: bool = False
 
     @property
     def held_out(self) -> bool:
@@ -108,6 +111,8 @@ def observe(
                         [event_id(h.session_id, h.seq) for h in plain.hits], query.relevant
                     ),
                     model=model if "semantic" in fused.layers else None,
+                    unseen=ev.unseen,
+                    gibberish=ev.gibberish,
                 )
             )
     return out
@@ -148,7 +153,7 @@ def score(observations: Sequence[Observation], floors: Floors, *, semantic: bool
         rows = [o for o in observations if o.set == name]
         negatives = answered = positives = before = after = 0
         for o in rows:
-            ev = Evidence(o.lexical, o.fuzzy, o.semantic if semantic else None, o.absent)
+            ev = Evidence(o.lexical, o.fuzzy, o.semantic if semantic else None, o.absent, o.unseen)
             passes = floors.passes(ev)
             rank = o.rank if semantic else o.rank_lexical
             if o.negative:
@@ -191,6 +196,9 @@ def fit(
     fuzzy = np.array([o.fuzzy or 0.0 for o in observations])
     cosine = np.array([o.semantic if o.semantic is not None else -1.0 for o in observations])
     absent = np.array([o.absent or 0.0 for o in observations])
+    unseen = np.array([o.unseen or 0.0 for o in observations])
+    blind = np.array([o.unseen is not None and o.unseen >= 1.0 - 1e-9 for o in observations])
+    noise = blind & np.array([o.gibberish for o in observations])
     negatives = np.array([max(1, int((negative & (which == i)).sum())) for i in range(len(sets))])
     positives = np.array([max(1, int((~negative & (which == i)).sum())) for i in range(len(sets))])
     hits = np.array([int((hit & (which == i)).sum()) for i in range(len(sets))])
@@ -205,32 +213,44 @@ def fit(
 
     best: tuple[float, float, float] | None = None
     chosen = NO_FLOORS
-    fused_grid = (
-        list(product(_grid(0.76, 0.96, 0.02), [0.0, 0.05, 0.1, 0.2], [0.0, 0.02, 0.05, 0.1]))
-        if semantic
-        else [(NEVER, 0.0, 0.0)]
-    )
-    step = 0.1 if semantic else 0.05
-    for lex, fz in product(_grid(0.1, 1.0, step), _grid(0.4, 2.0, step)):
+    if semantic:
+        # the floors that vouch alone on lexical evidence are coarse here: with a semantic
+        # layer they have never been the ones that decide (lexical null, fuzzy 0.7 before)
+        lexical_grid = [0.5, 0.7, 0.9, NEVER]
+        fuzzy_grid = _grid(0.5, 1.1, 0.1)
+        fused_grid = list(product(_grid(0.76, 0.96, 0.02), [0.0, 0.05, 0.1], [0.0, 0.05, 0.1]))
+        # no "never" here: `null` in floors.json turns the evidence test off (a cosine of
+        # 0.98 is one no near miss reaches)
+        unseen_grid = list(product(_grid(0.8, 0.98, 0.02)[:-1], [0.0, 0.05, 0.1, 0.2]))
+    else:
+        lexical_grid, fuzzy_grid = _grid(0.1, 1.0, 0.05), _grid(0.4, 2.0, 0.05)
+        fused_grid = [(NEVER, 0.0, 0.0)]
+        unseen_grid = [(NEVER, 0.0)]
+    for lex, fz in product(lexical_grid, fuzzy_grid):
         base = (lexical >= lex) | (fuzzy >= fz)
-        for sem in _grid(0.8, 0.96, 0.02) if semantic else [NEVER]:
-            alone = base | (cosine >= sem)
+        for sem in _grid(0.8, 0.9, 0.02) if semantic else [NEVER]:
+            alone = cosine >= sem
             for fused, lexical_scale, absent_scale in fused_grid:
-                passes = alone | (cosine + lexical_scale * lexical - absent_scale * absent >= fused)
-                result = outcome(passes)
-                if result is None:
-                    continue
-                key = (result[0], result[1], lex + fz + sem + fused)
-                if best is None or key < best:
-                    best = key
-                    chosen = Floors(
-                        lexical=lex,
-                        fuzzy=fz,
-                        semantic=sem if semantic else None,
-                        fused=fused if semantic else None,
-                        lexical_scale=lexical_scale,
-                        absent_scale=absent_scale,
-                    )
+                margin = cosine + lexical_scale * lexical - absent_scale * absent
+                for strong, unseen_scale in unseen_grid:
+                    seen = alone | (margin - unseen_scale * unseen >= fused)
+                    passes = base | np.where(blind, (cosine >= strong) & ~noise, seen)
+                    result = outcome(passes)
+                    if result is None:
+                        continue
+                    key = (result[0], result[1], lex + fz + sem + fused + strong)
+                    if best is None or key < best:
+                        best = key
+                        chosen = Floors(
+                            lexical=lex,
+                            fuzzy=fz,
+                            semantic=sem if semantic else None,
+                            fused=fused if semantic else None,
+                            lexical_scale=lexical_scale,
+                            absent_scale=absent_scale,
+                            unseen=strong if semantic else None,
+                            unseen_scale=unseen_scale,
+                        )
     return chosen
 
 
@@ -260,8 +280,9 @@ def _read(paths: Sequence[Path]) -> list[Observation]:
 
 
 def _floors_json(floors: Floors) -> dict[str, float | None]:
-    """The floors as `floors.json` holds them: `null` for a floor nothing reaches."""
-    return {k: None if v == NEVER else v for k, v in floors._asdict().items()}
+    """The floors as `floors.json` holds them: `null` for a floor nothing reaches (the
+    padding ratio is not fitted here and keeps its value)."""
+    return {k: None if v == NEVER else v for k, v in floors._asdict().items() if k != "padding"}
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -318,9 +339,11 @@ def _write(fitted: dict[str, dict[str, float | None]]) -> None:
     data = json.loads(target.read_text(encoding="utf-8"))
     for key, value in fitted.items():
         if key.startswith("models:"):
-            data.setdefault("models", {})[key.removeprefix("models:")] = value
+            models = data.setdefault("models", {})
+            name = key.removeprefix("models:")
+            models[name] = {**models.get(name, {}), **value}
         else:
-            data[key] = value
+            data[key] = {**data.get(key, {}), **value}
     target.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"wrote {target}")
 

@@ -169,8 +169,22 @@ def golden_from_obj(data: Any, *, source: str = "golden set") -> EvalSet:
 
 
 def load_golden(path: Path | str) -> EvalSet:
-    """Load a set in our golden format; any malformed part raises `UsageError`."""
-    return golden_from_obj(_read_json(Path(path)), source=str(path))
+    """Load a set in our golden format; any malformed part raises `UsageError`.
+
+    A set of queries alone may name the file whose sessions it asks about instead of holding
+    them (`"sessions_from": "huiyi-golden.json"`, relative to its own file), so a second set of
+    questions over one history does not copy the history."""
+    path = Path(path)
+    data = _read_json(path)
+    if isinstance(data, dict) and "sessions" not in data and "sessions_from" in data:
+        other = data["sessions_from"]
+        if not isinstance(other, str) or not other:
+            raise UsageError(f"{path}: 'sessions_from' must name a golden file")
+        sessions = _read_json(path.parent / other)
+        if not isinstance(sessions, dict):
+            raise UsageError(f"{path.parent / other}: expected a JSON object with 'sessions'")
+        data = {**data, "sessions": _require(sessions, "sessions", list, str(path.parent / other))}
+    return golden_from_obj(data, source=str(path))
 
 
 # --------------------------------------------------------------------------- LoCoMo

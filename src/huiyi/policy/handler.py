@@ -58,9 +58,17 @@ def search_value(
         "notes": list(result.notes),
         "declined": result.declined,
     }
+    if result.detail is not None:
+        value["detail"] = result.detail
     if not result.hits and query is not None:
         where = "the history of any workspace" if everywhere else "this workspace's history"
         value["no_match"] = result.no_match(query, where)
+        why = result.why_empty()
+        if why is not None and result.size == 0 and everywhere:
+            why = "no workspace has sessions yet"
+        if why is not None:
+            value["why"] = why
+        value["empty_workspace"] = result.size == 0 and not everywhere
     return value
 
 

@@ -152,12 +152,16 @@ class Recall:
         masks = sum(r.best.masks for r in ranges)
         if not ranges:
             history = "the current session" if scope.narrowed else "this workspace's history"
-            lines.append(
-                f"{result.no_match(asked, history)}; try other words, or call without a query "
-                "to recover what compaction removed from this session"
-            )
-            if result.declined:
-                lines.append("(the nearest passages matched too weakly to count as recalled)")
+            why = result.why_empty()
+            if why is not None and result.size == 0:
+                lines.append(f"{result.no_match(asked, history)}: {why}")
+            else:
+                lines.append(
+                    f"{result.no_match(asked, history)}; try other words, or call without a "
+                    "query to recover what compaction removed from this session"
+                )
+                if why is not None:
+                    lines.append(f"({why})")
         for n, r in enumerate(ranges, 1):
             span = f"seq {r.start}" if r.start == r.end else f"seq {r.start}..{r.end}"
             origin = f" · from {r.best.origin} (team)" if r.best.origin else ""

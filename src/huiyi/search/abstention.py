@@ -15,7 +15,15 @@ put on a scale of its own:
   the model that made them, so its floor is looked up by the embedder's `model_id`; an
   embedder with no calibrated floor (the fake one, an unknown model) cannot vouch for a
   result, and the search answers on lexical evidence alone;
-* fused: the cosine plus scaled lexical evidence minus scaled `absent` (`Evidence.fused`).
+* fused: the cosine plus scaled lexical evidence minus scaled `absent` and `unseen`
+  (`Evidence.fused`);
+* unseen (the evidence test): the share of the query's specific words, weighted by their
+  rarity in general language (`search.rarity`), that occur nowhere in the workspace, neither as
+  written, nor as a typo of a word it uses (`fuzzy.respelled`), nor as their equivalent in the
+  other language (`text.expand`). When none occurs (`unseen` 1: gibberish, a question about
+  things this workspace never named), the semantic layer alone may answer only above the
+  calibrated `unseen` floor, far above its usual one, and not at all when one of the words is
+  unknown to general language too (`gibberish`: the embedder has nothing to go on).
 
 A search answers when one of them reaches its floor (a floor of `None` never does). The floors
 live in `floors.json` next to this module, fitted on the dev sets and the golden set by
@@ -33,12 +41,23 @@ from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from huiyi.search import fuzzy, rarity
 from huiyi.search.lexical import Rows, holding
 from huiyi.store.index import Index
-from huiyi.text.tokenize import Query
+from huiyi.text.expand import equivalents
+from huiyi.text.tokenize import Query, cjk_bigrams, cjk_runs, normalize, parse_query, terms
 from huiyi.workspace import scope_token
 
-__all__ = ["Evidence", "Floors", "floors_for", "lexical_evidence", "passage_shares"]
+__all__ = [
+    "Evidence",
+    "Floors",
+    "content_units",
+    "floors_for",
+    "gibberish",
+    "lexical_evidence",
+    "passage_shares",
+    "unseen_share",
+]
 
 #: the lexical layer's first passages read for evidence (its re-rank already orders them)
 TOP_PASSAGES = 3
@@ -56,18 +75,33 @@ class Evidence(NamedTuple):
     semantic: float | None = None
     #: the rarity-weighted share of the query's words the searched workspace never uses
     absent: float | None = None
+    #: the evidence test: the general-rarity-weighted share of the query's specific words
+    #: that occur nowhere in the workspace, in any form (`None`: the query has none)
+    unseen: float | None = None
+    #: none of the query's words is used (`nothing_seen`) and one of them is unknown to
+    #: general language as well (`gibberish`)
+    gibberish: bool = False
 
-    def fused(self, lexical_scale: float, absent_scale: float) -> float | None:
+    def fused(
+        self, lexical_scale: float, absent_scale: float, unseen_scale: float = 0.0
+    ) -> float | None:
         """The semantic cosine, plus the lexical share scaled by `lexical_scale`, minus the
-        share of words the workspace never uses scaled by `absent_scale` (`None` without
-        semantic evidence)."""
+        share of words the workspace never uses scaled by `absent_scale` and the share of
+        specific words it never uses scaled by `unseen_scale` (`None` without semantic
+        evidence)."""
         if self.semantic is None:
             return None
         return (
             self.semantic
             + lexical_scale * (self.lexical or 0.0)
             - absent_scale * (self.absent or 0.0)
+            - unseen_scale * (self.unseen or 0.0)
         )
+
+    @property
+    def nothing_seen(self) -> bool:
+        """The query names specific things and the workspace uses none of them."""
+        return self.unseen is not None and self.unseen >= 1.0 - 1e-9
 
     def as_dict(self) -> dict[str, float | None]:
         return {
@@ -75,6 +109,8 @@ class Evidence(NamedTuple):
             "fuzzy": self.fuzzy,
             "semantic": self.semantic,
             "absent": self.absent,
+            "unseen": self.unseen,
+            "gibberish": float(self.gibberish),
         }
 
 
@@ -90,9 +126,23 @@ class Floors(NamedTuple):
     fused: float | None = None
     lexical_scale: float = 0.0
     absent_scale: float = 0.0
+    #: the floor of the cosine when none of the query's specific words occurs in the
+    #: workspace (`Evidence.nothing_seen`); the semantic and fused floors do not apply then
+    #: (`None`: the embedder's floors were fitted without the evidence test, which is off)
+    unseen: float | None = None
+    unseen_scale: float = 0.0
+    #: no padding: after the first hit, a hit whose fused score is below this share of the
+    #: first's and that holds none of the query's words is dropped (0: every hit is kept)
+    padding: float = 0.0
 
     def _pairs(self, evidence: Evidence) -> list[tuple[str, float | None, float | None]]:
-        fused = evidence.fused(self.lexical_scale, self.absent_scale)
+        fused = evidence.fused(self.lexical_scale, self.absent_scale, self.unseen_scale)
+        if evidence.nothing_seen and self.unseen is not None:
+            return [
+                ("lexical", evidence.lexical, self.lexical),
+                ("fuzzy", evidence.fuzzy, self.fuzzy),
+                ("semantic", evidence.semantic, None if evidence.gibberish else self.unseen),
+            ]
         return [
             ("lexical", evidence.lexical, self.lexical),
             ("fuzzy", evidence.fuzzy, self.fuzzy),
@@ -129,6 +179,9 @@ def _floors(raw: Mapping[str, Any]) -> Floors:
         fused=number("fused"),
         lexical_scale=number("lexical_scale") or 0.0,
         absent_scale=number("absent_scale") or 0.0,
+        unseen=number("unseen"),
+        unseen_scale=number("unseen_scale") or 0.0,
+        padding=number("padding") or 0.0,
     )
 
 
@@ -215,3 +268,108 @@ def lexical_evidence(
     the workspace never uses."""
     shares, absent = passage_shares(conn, query, workspace, rowids, read)
     return max(shares.values(), default=0.0), absent
+
+
+#: a word below this weight (`rarity.weight`) is not specific enough to count
+MIN_WEIGHT = 0.05
+
+
+def content_units(text: str) -> list[tuple[tuple[str, ...], float]]:
+    """The query's content words as the index holds them (a word, an identifier's parts, a
+    Chinese word's bigrams), each with its rarity in general language (`rarity.weight`); words
+    below `MIN_WEIGHT` are left out. An identifier or a word with digits counts as unknown."""
+    folded = normalize(text)
+    units: dict[tuple[str, ...], float] = {}
+    for term in parse_query(folded).terms:
+        if term.cjk:
+            continue
+        if term.whole is not None:
+            units[term.parts] = 1.0
+        else:
+            units[term.parts] = rarity.weight(term.parts[0], "en")
+    for start, end in cjk_runs(folded):
+        for word in rarity.cjk_words(folded[start:end]):
+            units[tuple(cjk_bigrams(word))] = rarity.weight(word, "zh")
+    return [(unit, w) for unit, w in units.items() if w >= MIN_WEIGHT]
+
+
+def unseen_share(
+    conn: Index, text: str, workspace: str | None, read: Rows | None = None
+) -> float | None:
+    """The evidence test: the rarity-weighted share of the query's content words
+    (`content_units`) that the workspace uses in no form: not as written, not as the words a
+    typo of it may mean (`fuzzy.respelled`), not as its equivalent in the other language
+    (`text.expand`). `None` when the query has no content word."""
+    units = content_units(text)
+    total = sum(w for _, w in units)
+    if not units or total <= 0:
+        return None
+    scope = "" if workspace is None else f' AND scope:"{scope_token(workspace)}"'
+    read = read or Rows()
+
+    def used(parts_list: Sequence[tuple[str, ...]]) -> list[bool]:
+        matches = [f"({_phrase(u)}){scope}" for u in parts_list]
+        return [bool(rows) for rows in read.newest(conn, matches, 1)]
+
+    seen = used([u for u, _ in units])
+    missing = 0.0
+    for (unit, w), found in zip(units, seen, strict=True):
+        if found:
+            continue
+        surface = _surface(unit)
+        other = [*_stems(surface), *fuzzy.respelled(conn, surface), *equivalents(surface)]
+        forms = [parts for word in other if (parts := _parts(word))]
+        if not forms or not any(used(forms)):
+            missing += w
+    return missing / total
+
+
+def gibberish(text: str) -> bool:
+    """Whether the query holds a content word no general-language list knows that is no
+    identifier and no number (`qzxvbnmkw`, `靐齉爩`, a product name). Together with
+    `Evidence.nothing_seen` (the workspace uses none of the query's words in any form either)
+    the semantic layer may not vouch at all: the embedder cuts such a word into pieces that
+    mean nothing, so its cosine says nothing about this workspace."""
+    folded = normalize(text)
+    for term in parse_query(folded).terms:
+        if term.cjk or term.whole is not None:
+            continue
+        if term.parts[0].isalpha() and rarity.weight(term.parts[0], "en") >= 1.0:
+            return True
+    return any(
+        rarity.weight(word, "zh") >= 1.0
+        for a, b in cjk_runs(folded)
+        for word in rarity.cjk_words(folded[a:b])
+    )
+
+
+#: English endings a question's word may carry that its passage does not (`dumps`, `dump`)
+_ENDINGS = ("ies", "es", "s", "ing", "ed", "er", "ly")
+
+
+def _stems(word: str) -> list[str]:
+    """The word without a common English ending (both forms for `-ies`, `-es`), else none."""
+    if " " in word or not word.isascii() or not word.isalpha():
+        return []
+    out: list[str] = []
+    for ending in _ENDINGS:
+        if word.endswith(ending) and len(word) - len(ending) >= 3:
+            stem = word[: -len(ending)]
+            out.append(stem)
+            if ending == "ies":
+                out.append(stem + "y")
+            elif ending in ("es", "ing", "ed", "er"):
+                out.append(stem + "e")
+    return out
+
+
+def _surface(unit: tuple[str, ...]) -> str:
+    """The word a unit was made of: a Chinese word from its bigrams, else the parts joined."""
+    if any(cjk_runs(unit[0])):
+        return unit[0] + "".join(bigram[1:] for bigram in unit[1:])
+    return " ".join(unit)
+
+
+def _parts(word: str) -> tuple[str, ...]:
+    """A word or phrase as the index's tokens, in order (a phrase to match)."""
+    return tuple(part for term in terms(normalize(word)) for part in term.parts)

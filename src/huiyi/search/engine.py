@@ -79,10 +79,41 @@ class SearchResult(NamedTuple):
     evidence: abstention.Evidence | None = None
     #: the evidence stayed below every floor, so the hits were withheld (`hits` is empty)
     declined: bool = False
+    #: conversation events the searched workspace holds (0: it has no sessions; `None`: not
+    #: counted, a search narrowed to sessions)
+    size: int | None = None
+    #: the evidence against the floors, in numbers (for `--verbose` and `--json`, never the
+    #: sentence a person reads)
+    detail: str | None = None
 
     def no_match(self, query: str, where: str = "this workspace's history") -> str:
         """The plain answer when there are no hits, naming the query."""
         return f'no match in {where} for "{query}"'
+
+    def why_empty(self) -> str | None:
+        """Why there are no hits, when it is not simply that nothing matches: the workspace
+        has no sessions, or a layer is still warming or failed (`None`: nothing matches, or
+        there are hits)."""
+        if self.hits:
+            return None
+        if self.size == 0:
+            return "this workspace has no sessions yet"
+        if any(n.startswith(SKIPPED) for n in self.notes):
+            return (
+                "the semantic layer is still warming up (only part of this history is "
+                "embedded), so only words were compared"
+            )
+        if any(DROPPED in n or n.startswith(UNAVAILABLE) for n in self.notes):
+            return "a search layer failed, so this answer may be incomplete (`huiyi doctor`)"
+        return None
+
+
+#: how the notes of a layer that did not run begin (`SearchResult.why_empty` reads them)
+SKIPPED = "semantic layer skipped"
+DROPPED = "layer dropped out"
+UNAVAILABLE = "semantic layer unavailable"
+#: the note of a search that declined (the numbers are in `SearchResult.detail`)
+WEAK = "the nearest passages matched too weakly to count as recalled"
 
 
 def session_title(row: SessionRow) -> str:
@@ -211,11 +242,14 @@ def search(
     seconds: float = 5.0,
     load_seconds: float = 0.0,
     abstain: bool = True,
+    padding: float | None = None,
 ) -> SearchResult:
     """Search with one layer, or all of them fused (`layers=None`).
 
     With `abstain` (the default) a search whose evidence stays below the floors returns no
     hits and `declined`; without it the hits come back whatever the evidence (calibration).
+    An answer stops where its evidence stops (`_unpadded`, at the calibrated ratio of the
+    floors; `padding` another ratio, for calibration, 0 none).
 
     `seconds` bounds the search. An embedder that has still to load its model (the first
     search in a process) may take up to `load_seconds` more for that: loading is not searching,
@@ -229,6 +263,9 @@ def search(
     query = parse_query(text)
     if query.empty:
         return SearchResult([], [], ["the query has no searchable words"])
+    size = conn.workspace_size(flt.workspace) if flt.only_sessions is None else None
+    if size == 0:  # nothing to search: say so, not that nothing matched or is embedded
+        return SearchResult([], [], [], size=0)
     wanted = list(layers) if layers is not None else list(LAYERS)
     unknown = [name for name in wanted if name not in LAYERS]
     if unknown:
@@ -267,7 +304,7 @@ def search(
                     ranking = _layer(conn, name, query, text, flt, depth, read, respelt)
                     found[name] = _visible_ids(conn, ranking, visible, depth)
         except failing as exc:
-            notes.append(f"{name} layer dropped out: {exc}")
+            notes.append(f"{name} {DROPPED}: {exc}")
     if hybrid and "lexical" in found:
         # the query's technical terms in the other language (`expanded`, fused at a lower
         # weight), and the words its typos mean looked up as words (`respelled`: what the
@@ -286,9 +323,9 @@ def search(
                 cosines = dict(ranked)
                 found["semantic"] = _visible_ids(conn, ranked, visible, depth, pending.keeps)
         except TimeoutError:
-            notes.append(f"semantic layer dropped out: no answer within {seconds:g} s")
+            notes.append(f"semantic {DROPPED}: no answer within {seconds:g} s")
         except failing as exc:
-            notes.append(f"semantic layer dropped out: {exc}")
+            notes.append(f"semantic {DROPPED}: {exc}")
     rankings = {
         name: [rowid for rowid, _ in found[name]]
         for name in [*wanted, *EXTRA_RANKINGS]
@@ -299,26 +336,58 @@ def search(
         order = [(rowid, float(depth - n)) for n, rowid in enumerate(rankings[ran[0]])]
     else:
         order = fusion.fuse(rankings)
-    evidence = _evidence(conn, query, flt, found, order, read)
+    evidence = _evidence(conn, query, text, flt, found, order, read)
     floors = abstention.floors_for(
         semantic.model if semantic is not None and "semantic" in found else None
     )
     if abstain and not floors.passes(evidence):
-        notes.append(f"nothing reached the relevance floors ({floors.weak(evidence)})")
-        return SearchResult([], ran, notes, evidence, declined=True)
+        notes.append(WEAK)
+        detail = f"evidence below the floors: {floors.weak(evidence)}"
+        return SearchResult([], ran, notes, evidence, declined=True, size=size, detail=detail)
     if len(ran) > 1 and cosines:  # without cosines coverage alone moved nothing measurable
         with suppress(*conn.errors):  # a damaged full-text index: the fused order stands
             fuzzy_scores = dict(found.get("fuzzy", []))
             order = rerank.rerank(conn, query, flt.workspace, order, cosines, read, fuzzy_scores)
+    ratio = floors.padding if padding is None else padding
+    if abstain and ratio > 0 and len(order) > 1:
+        with suppress(*conn.errors):  # a damaged full-text index: every hit is kept
+            order = _unpadded(conn, query, flt.workspace, order, ratio, limit, read)
     held = {name: set(ranking) for name, ranking in rankings.items()}
     found_by = {rowid: tuple(n for n in ran if rowid in held[n]) for rowid, _ in order}
     hits = hydrate(conn, order, flt, query, limit, found_by, visible)
-    return SearchResult(hits, ran, notes, evidence)
+    return SearchResult(hits, ran, notes, evidence, size=size)
+
+
+def _unpadded(
+    conn: Index,
+    query: Query,
+    workspace: str | None,
+    order: Sequence[tuple[int, float]],
+    ratio: float,
+    limit: int,
+    read: lexical.Rows,
+) -> list[tuple[int, float]]:
+    """`order` without its padding: after the first hit, a hit whose score is below `ratio` of
+    the first's and whose passage holds none of the query's words (the semantic layer's guess
+    alone, far below the answer) is dropped; beyond the first `2 x limit`, every hit below
+    the ratio. An agent handed those as "recalled" reads unrelated history as evidence."""
+    top = order[0][1]
+    if top <= 0:
+        return list(order)
+    pool = list(order[: 2 * limit])
+    floor = ratio * top
+    low = [rowid for rowid, score in pool[1:] if score < floor]
+    if not low:
+        return list(order)
+    shares, _ = abstention.passage_shares(conn, query, workspace, low, read)
+    kept = [pool[0], *((r, s) for r, s in pool[1:] if s >= floor or shares.get(r, 0.0) > 0)]
+    return kept + [(r, s) for r, s in order[2 * limit :] if s >= floor]
 
 
 def _evidence(
     conn: Index,
     query: Query,
+    text: str,
     flt: Filter,
     found: Mapping[str, Sequence[tuple[int, float]]],
     order: Sequence[tuple[int, float]],
@@ -340,11 +409,15 @@ def _evidence(
     passages = [rowid for rowid, _ in [*found.get("lexical", [])[:top], *order[:top]]]
     share: float | None = None
     absent: float | None = None
+    unseen: float | None = None
     with suppress(*conn.errors):  # a damaged full-text index: the layers' notes say so
         share, absent = abstention.lexical_evidence(
             conn, query, flt.workspace, list(dict.fromkeys(passages)), read
         )
-    return abstention.Evidence(share, best("fuzzy"), best("semantic"), absent)
+        if "semantic" in found:  # the evidence test guards what the semantic layer answers
+            unseen = abstention.unseen_share(conn, text, flt.workspace, read)
+    noise = unseen is not None and unseen >= 1.0 - 1e-9 and abstention.gibberish(text)
+    return abstention.Evidence(share, best("fuzzy"), best("semantic"), absent, unseen, noise)
 
 
 def _layer(
@@ -440,7 +513,7 @@ def _start_semantic(
     gate = semantic.gate(conn, flt.workspace)
     note = gate.note()
     if hybrid and not gate.joins:
-        notes.append(note or "semantic layer skipped")
+        notes.append(note or SKIPPED)
         return None
     if hybrid and note is not None:
         notes.append(note)

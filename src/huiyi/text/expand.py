@@ -16,7 +16,7 @@ import unicodedata
 from functools import cache
 from pathlib import Path
 
-__all__ = ["TERMS_FILE", "expansion", "parse", "table"]
+__all__ = ["TERMS_FILE", "equivalents", "expansion", "parse", "table"]
 
 #: the package file holding the table: `中文|别名<TAB>english|alias` per line, `#` comments
 TERMS_FILE = "terms.tsv"
@@ -76,3 +76,15 @@ def expansion(query: str) -> str:
         elif any(_holds_english(folded, form) for form in en):
             out.extend(z for z in zh if z not in folded)
     return " ".join(dict.fromkeys(out))
+
+
+def equivalents(word: str) -> list[str]:
+    """The other language's forms of `word` when it is a form of a table term (else none)."""
+    folded = _fold(word).strip()
+    out: list[str] = []
+    for zh, en in table():
+        if folded in zh:
+            out.extend(en)
+        elif folded in en:
+            out.extend(zh)
+    return list(dict.fromkeys(out))

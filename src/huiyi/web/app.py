@@ -214,7 +214,9 @@ class _Views:
                 result = hy.search(form.query, limit=20, **form.search_args())  # type: ignore[arg-type]
             except HuiyiError as exc:
                 return history.search_view(page, form, known, None, error=str(exc))
-            return history.search_view(page, form, known, result.hits, result.layers, result.notes)
+            why = result.why_empty()
+            notes = [*([why] if why else []), *result.notes]
+            return history.search_view(page, form, known, result.hits, result.layers, notes)
 
         body = await self.index.run(run)
         return self.html(request, "search", title, h("<h1>{}</h1>", title) + body)

