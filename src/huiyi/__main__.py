@@ -7,12 +7,17 @@ those leave) is the click CLI (`huiyi.cli.root`)."""
 
 from __future__ import annotations
 
+import os
 import sys
 
 
 def main() -> None:
     """Run `huiyi` with the process's arguments. Ctrl-C ends it as click ends a command it
-    interrupts: `Aborted!` on stderr, exit status 1, no traceback."""
+    interrupts: `Aborted!` on stderr, exit status 1, no traceback.
+
+    Everything huiyi creates is its owner's alone (files 0600, folders 0700): the index, the
+    logs, the locks and the state hold other people's words and the harnesses' secrets."""
+    os.umask(0o077)
     try:
         _dispatch(sys.argv[1:])
     except KeyboardInterrupt:

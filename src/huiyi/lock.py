@@ -28,7 +28,7 @@ def file_lock(path: Path, *, timeout: float, what: str) -> Iterator[None]:
     `what` names the locked thing in the error ("the index", "the memory store ...").
     """
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     try:
         deadline = time.monotonic() + timeout
         while not _try_lock(fd):

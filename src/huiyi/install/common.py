@@ -350,7 +350,7 @@ def _backup(path: Path, stamp: str, backups: Path) -> Path:
     make_private_dirs(folder)
     target = folder / f"{path.name}{BACKUP_INFIX}{stamp}"
     n = 1
-    while target.exists():
+    while os.path.lexists(target):  # a link there, even a dangling one, is never written through
         n += 1
         target = folder / f"{path.name}{BACKUP_INFIX}{stamp}-{n}"
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)

@@ -138,7 +138,7 @@ def log(settings: Settings, harness: str, event: str, message: str) -> None:
         settings.ensure_home()
         if path.exists() and path.stat().st_size > LOG_MAX_BYTES:
             os.replace(path, path.with_name(LOG_NAME + ".1"))
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         try:
             os.write(fd, line.encode("utf-8", "replace"))
         finally:

@@ -269,6 +269,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--ready-fd", type=int, help="write 'ready' here once listening")
     parser.add_argument("--idle-seconds", type=float, default=IDLE_SECONDS)
     args = parser.parse_args(argv)
+    os.umask(0o077)  # as every huiyi process: what it creates is its owner's alone
     settings = Settings.from_env()
     settings.ensure_home()
     service = Service(settings, args.socket, idle_seconds=args.idle_seconds)

@@ -199,7 +199,9 @@ class ServiceClient:
             import subprocess  # only when starting a service: not on a hook's path
 
             ready_read, ready_write = os.pipe()
-            log = os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            log = os.open(
+                self.log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600
+            )
             try:
                 process = subprocess.Popen(
                     [

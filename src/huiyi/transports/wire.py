@@ -145,7 +145,7 @@ def peer_uid(conn: socket.socket) -> int | None:
 @contextlib.contextmanager
 def locked(path: Path) -> Iterator[None]:
     """Hold the start lock of a service (blocks; its holders keep it for seconds at most)."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
