@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -253,17 +253,20 @@ def _is_cjk(text: str) -> bool:
     return bool(text) and _CJK_CHAR.match(text[0]) is not None
 
 
+def _message_clauses(folded: str) -> Iterator[str]:
+    """The clauses of a folded message, spaces squeezed (and dropped inside Chinese text)."""
+    for clause in _CLAUSE_SPLIT.split(folded):
+        clause = _SPACES.sub(" ", clause).strip()
+        if clause:
+            yield clause.replace(" ", "") if _is_cjk(clause) else clause
+
+
 def _process(folded: str) -> str | None:
     """The name of the process command the whole message is, or None."""
     if len(folded) > 160:
         return None
     found: str | None = None
-    for clause in _CLAUSE_SPLIT.split(folded):
-        clause = _SPACES.sub(" ", clause).strip()
-        if not clause:
-            continue
-        if _is_cjk(clause):
-            clause = clause.replace(" ", "")
+    for clause in _message_clauses(folded):
         name = next((n for n, pattern in _PROCESS if pattern.fullmatch(clause)), None)
         if name is not None:
             found = found or name
@@ -278,12 +281,7 @@ def has_task(message: str) -> bool:
     messages have none is a new session as far as resuming goes: "继续" after "你好" brings
     the previous topic, not nothing."""
     folded = unicodedata.normalize("NFKC", message).lower()
-    for clause in _CLAUSE_SPLIT.split(folded):
-        clause = _SPACES.sub(" ", clause).strip()
-        if not clause:
-            continue
-        if _is_cjk(clause):
-            clause = clause.replace(" ", "")
+    for clause in _message_clauses(folded):
         if _FILLER.fullmatch(clause) or any(pattern.fullmatch(clause) for _, pattern in _PROCESS):
             continue
         return True
