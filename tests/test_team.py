@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import socket
 import threading
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -49,10 +48,9 @@ def server(pg_url: str) -> Iterator[tuple[Hub, str]]:
     running = uvicorn.Server(config)
     thread = threading.Thread(target=lambda: anyio.run(running.serve), daemon=True)
     thread.start()
-    deadline = time.monotonic() + 30
-    while not running.started:
-        assert thread.is_alive() and time.monotonic() < deadline
-        time.sleep(0.01)
+    while not running.started:  # until it listens, or its thread ends (a failed start)
+        assert thread.is_alive(), "the team server stopped before it started"
+        thread.join(0.01)
     try:
         yield hub, f"http://127.0.0.1:{port}"
     finally:

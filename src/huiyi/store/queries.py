@@ -51,10 +51,13 @@ class SessionRow(NamedTuple):
     first_user: str | None
 
 
-def _session(row: Sequence[Any]) -> SessionRow:
+def session_row(row: Sequence[Any]) -> SessionRow:
+    """A row of the session columns (sid, id, source, cwd, workspace, title, created, updated,
+    parent, is_subagent, is_private, event_count, user_count, first_user) as a `SessionRow`,
+    from either store."""
     (sid, sid_text, source, cwd, ws, title, created, updated, parent, sub, priv, n, u, first) = row
     return SessionRow(
-        sid,
+        int(sid),
         Session(
             id=sid_text,
             source=source,
@@ -77,7 +80,7 @@ def session_by_id(conn: sqlite3.Connection, session_id: str) -> SessionRow | Non
     row = conn.execute(
         f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ?", (session_id,)
     ).fetchone()
-    return _session(row) if row else None
+    return session_row(row) if row else None
 
 
 def sessions_by_sid(conn: sqlite3.Connection, sids: Sequence[int]) -> dict[int, SessionRow]:
@@ -89,7 +92,7 @@ def sessions_by_sid(conn: sqlite3.Connection, sids: Sequence[int]) -> dict[int, 
             f"SELECT {SESSION_COLUMNS} FROM sessions WHERE sid IN ({','.join('?' * len(part))})",
             part,
         ):
-            out[row[0]] = _session(row)
+            out[row[0]] = session_row(row)
     return out
 
 
@@ -118,7 +121,7 @@ def list_sessions(
     if limit is not None:
         sql += " LIMIT ?"
         params.append(limit)
-    return [_session(r) for r in conn.execute(sql, params)]
+    return [session_row(r) for r in conn.execute(sql, params)]
 
 
 def workspaces(conn: sqlite3.Connection) -> list[str]:

@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 from psycopg_pool import ConnectionPool
 
-from huiyi.model import Event, Kind, Session, Surface
+from huiyi.model import Event, Kind, Surface
 from huiyi.store.pg import sql
 from huiyi.store.pg.match import Compiled, MatchError, Phrase, compile_full_text, compile_trigrams
-from huiyi.store.queries import SessionRow, display_title
+from huiyi.store.queries import SessionRow, session_row
 from huiyi.workspace import fuzzy_scope_token, scope_token
 
 if TYPE_CHECKING:
@@ -39,28 +39,6 @@ K1, B = 1.2, 0.75
 NO_LENGTH = -3.0
 COLUMN_WEIGHT = {"body": 1.0, "whole": 2.0}
 _WEIGHT_LETTER = {"body": "D", "whole": "A"}
-
-
-def _session(row: Sequence[Any]) -> SessionRow:
-    (sid, sid_text, source, cwd, ws, title, created, updated, parent, sub, priv, n, u, first) = row
-    return SessionRow(
-        int(sid),
-        Session(
-            id=sid_text,
-            source=source,
-            cwd=cwd,
-            workspace=ws,
-            title=display_title(title, first),
-            created=created or updated or 0,
-            updated=updated or created or 0,
-            parent=parent,
-            is_subagent=bool(sub),
-            is_private=bool(priv),
-            event_count=n,
-            user_count=u,
-        ),
-        first,
-    )
 
 
 def _event(session_id: str, row: Sequence[Any]) -> Event:
@@ -129,11 +107,11 @@ class PgIndex:
 
     def session_by_id(self, session_id: str) -> SessionRow | None:
         rows = self._all(sql.SESSION_BY_ID, (session_id,))
-        return _session(rows[0]) if rows else None
+        return session_row(rows[0]) if rows else None
 
     def sessions_by_sid(self, sids: Sequence[int]) -> dict[int, SessionRow]:
         rows = self._all(sql.SESSIONS_BY_SID, (list(sids),))
-        return {int(row[0]): _session(row) for row in rows}
+        return {int(row[0]): session_row(row) for row in rows}
 
     def list_sessions(
         self,
@@ -149,7 +127,7 @@ class PgIndex:
             include_subagents=include_subagents,
             limit=limit,
         )
-        return [_session(row) for row in self._all(query, params)]
+        return [session_row(row) for row in self._all(query, params)]
 
     def workspaces(self) -> list[str]:
         return [row[0] for row in self._all(sql.WORKSPACES)]
