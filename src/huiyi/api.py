@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # and, for a command that only reads, not imported at all:
     from huiyi.recall.anchors import Anchors as Anchors  # the hooks' type, from the doorway
     from huiyi.recall.team import TeamAsk
     from huiyi.recall.tools import Recall
+    from huiyi.safety.meaning import Meaning
     from huiyi.search.embedding.base import Embedder
     from huiyi.search.semantic import Semantic
     from huiyi.sources import Reader
@@ -129,6 +130,8 @@ class Huiyi:
             embedder if embedder is not None else (self.settings.embedder)
         )
         self._semantic: Semantic | None = None
+        self._meaning: Meaning | None = None
+        self._meaning_lock = threading.Lock()
         self._semantic_failed: str | None = None
         self._embed_queue: EmbedQueue | None = None
         self._worker: ThreadPoolExecutor | None = None
@@ -345,6 +348,21 @@ class Huiyi:
                 return None
             self._semantic = layer
         return self._semantic
+
+    def meaning(self) -> Meaning | None:
+        """The memory threat scan's intent detector over the semantic layer's embedder, or
+        None when there is no layer or its model is not the one the detector's margin was
+        calibrated with (`huiyi.safety.meaning`): then the rules decide alone. Built once; the
+        model and the prototype banks load on the first note the rules let through."""
+        with self._meaning_lock:
+            if self._meaning is None:
+                from huiyi.safety.meaning import Meaning, calibrated_for
+
+                semantic = self.semantic
+                if semantic is None or not calibrated_for(semantic.model):
+                    return None
+                self._meaning = Meaning(semantic.embedder.embed_passages)
+            return self._meaning
 
     def coverage(
         self, workspace: str | Path | None = None, *, all_workspaces: bool = False
@@ -678,14 +696,14 @@ class Huiyi:
         """The curated memory stores: the user profile plus `workspace`'s notes."""
         from huiyi.memory import Memory
 
-        return Memory(self.settings, self.resolve_workspace(workspace))
+        return Memory(self.settings, self.resolve_workspace(workspace), meaning=self.meaning)
 
     def agent_memory(self, caller: CallerContext) -> Memory:
         """The memory stores an agent may write: the user store, plus its workspace's notes
         when its workspace is known (never a workspace guessed from this process's cwd)."""
         from huiyi.memory import Memory
 
-        return Memory(self.settings, caller.workspace)
+        return Memory(self.settings, caller.workspace, meaning=self.meaning)
 
     def recent_turns(
         self, workspace: str | Path | None = None, *, limit: int = 40

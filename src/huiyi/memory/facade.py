@@ -9,6 +9,7 @@ changed them.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
+from typing import TYPE_CHECKING
 
 from huiyi.config import Settings
 from huiyi.errors import UsageError
@@ -27,6 +28,9 @@ from huiyi.memory.store import (
     transact,
 )
 
+if TYPE_CHECKING:
+    from huiyi.safety.meaning import Meaning
+
 
 class Memory:
     """The user store and (when a workspace is known) that workspace's memory store.
@@ -41,11 +45,15 @@ class Memory:
         *,
         config: MemoryConfig | None = None,
         clock: Callable[[], int] = now_ms,
+        meaning: Callable[[], Meaning | None] | None = None,
     ) -> None:
         self.settings = settings
         self.workspace = workspace or None
         self.config = config or settings.memory
         self.clock = clock
+        #: the embedding model's intent detector for scanned writes, built when a scan needs it
+        #: (None: the rules alone)
+        self.meaning = meaning
 
     # --- stores ---------------------------------------------------------------------------
 
@@ -95,7 +103,13 @@ class Memory:
         """
         stores = {t: self.store(t) for t in dict.fromkeys(op.target for op in operations)}
         return ops.run_operations(
-            stores, operations, scan=scan, now=self.clock(), after_read=after_read, exact=exact
+            stores,
+            operations,
+            scan=scan,
+            now=self.clock(),
+            after_read=after_read,
+            exact=exact,
+            meaning=self.meaning() if scan and self.meaning is not None else None,
         )
 
     def _target(self, target: Target | str) -> Target:

@@ -28,6 +28,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from huiyi.memory.config import Target
 from huiyi.memory.store import (
@@ -44,6 +45,9 @@ from huiyi.memory.store import (
 )
 from huiyi.safety import threats
 from huiyi.safety.redact import redact
+
+if TYPE_CHECKING:
+    from huiyi.safety.meaning import Meaning
 
 ACTIONS = ("add", "replace", "remove")
 #: the refusal of an exact edit whose entry changed since the editor saw it
@@ -199,19 +203,22 @@ def validate(operations: Sequence[Operation]) -> list[Operation]:
     return checked
 
 
-def scan_operations(operations: Sequence[Operation]) -> None:
+def scan_operations(operations: Sequence[Operation], meaning: Meaning | None = None) -> None:
     """Run the threat scan on every new entry, then on a batch's new entries together (an
-    attack split across them); raise `ThreatRefused` on the first hit."""
+    attack split across them); raise `ThreatRefused` on the first hit. `meaning` adds the
+    embedding model's intent detector to the rules (`huiyi.safety.meaning`)."""
     many = len(operations) > 1
     for index, op in enumerate(operations, 1):
         if op.content is None:
             continue
-        rules = threats.scan(op.content)
+        rules = threats.scan(op.content, meaning=meaning)
         if rules:
             label = f"operation {index} ({op.action}): " if many else ""
             raise ThreatRefused(rules[0], label)
     indexes = [i for i, op in enumerate(operations, 1) if op.content is not None]
-    together = threats.scan_together([op.content for op in operations if op.content is not None])
+    together = threats.scan_together(
+        [op.content for op in operations if op.content is not None], meaning=meaning
+    )
     if together:
         named = ", ".join(str(i) for i in indexes)
         raise ThreatRefused(together[0], f"operations {named} together: ")
@@ -429,10 +436,11 @@ def run_operations(
     now: int,
     after_read: AfterRead | None = None,
     exact: bool = False,
+    meaning: Meaning | None = None,
 ) -> Outcome:
-    """Check arguments, then the budget, then scan, then apply `operations` as one
-    all-or-nothing transaction. The budget comes before the scan: a write that cannot fit is
-    refused without paying for a scan of its text."""
+    """Check arguments, then the budget, then scan (with `meaning` when given), then apply
+    `operations` as one all-or-nothing transaction. The budget comes before the scan: a write
+    that cannot fit is refused without paying for a scan of its text."""
     if not operations:
         return Outcome(False, "refused: operations is empty", reason="bad_argument")
     try:
@@ -444,7 +452,7 @@ def run_operations(
         return overflow
     if scan:
         try:
-            scan_operations(checked)
+            scan_operations(checked, meaning)
         except ThreatRefused as exc:
             return Outcome(False, exc.message, reason="threat", rule=exc.rule)
     involved = [stores[t] for t in dict.fromkeys(op.target for op in checked)]

@@ -39,7 +39,7 @@ import re
 
 from huiyi.safety.normalise import view
 
-__all__ = ["INTENTS", "intents"]
+__all__ = ["INTENTS", "cues", "intents"]
 
 #: Each intent's name, in the order they are checked.
 INTENTS = (
@@ -219,6 +219,31 @@ _CHECKS = {
     "agent_config": _agent_config,
     "relax": _relax,
 }
+
+
+#: The kinds of evidence that hint at each intent: one is enough for `cues`, which lets the
+#: meaning detector (`huiyi.safety.meaning`) decide a note that carries only part of the proof.
+_CUES = {
+    "override": ("instructions", "new_authority", "void"),
+    "conceal": ("hide", "fake_report", "regardless"),
+    "exfiltrate": ("send", "outside"),
+    "read_secret": ("secret", "read"),
+    "persist": ("agent_file", "fetch_run", "write_into"),
+    "weaken": ("check", "switch_off"),
+    "agent_config": ("opened_up", "mcp", "huiyi_hook", "agent_file"),
+    "relax": ("permit", "needless", "expose"),
+}
+
+
+@functools.lru_cache(maxsize=256)
+def cues(text: str) -> frozenset[str]:
+    """The intents `text` shows at least one kind of evidence of (anywhere in the note)."""
+    seen = view(text).text
+    return frozenset(
+        name
+        for name, kinds in _CUES.items()
+        if any(_EVIDENCE[kind].search(seen) is not None for kind in kinds)
+    )
 
 
 @functools.lru_cache(maxsize=256)

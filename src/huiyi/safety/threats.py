@@ -40,10 +40,14 @@ import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from huiyi.safety.intents import intents
 from huiyi.safety.unicode import INVISIBLE, fold_text
 from huiyi.text.lazyre import lazy
+
+if TYPE_CHECKING:
+    from huiyi.safety.meaning import Meaning
 
 INSTRUCTION_OVERRIDE = "instruction_override"
 EXFILTRATION = "exfiltration"
@@ -452,8 +456,16 @@ def _secret_families(text: str) -> list[str]:
     return secret_families(text)
 
 
-def scan(text: str, *, secret_families: Callable[[str], list[str]] | None = None) -> list[str]:
-    """Names of every rule `text` breaks, in `RULES` order; empty when the text is clean."""
+def scan(
+    text: str,
+    *,
+    secret_families: Callable[[str], list[str]] | None = None,
+    meaning: Meaning | None = None,
+) -> list[str]:
+    """Names of every rule `text` breaks, in `RULES` order; empty when the text is clean.
+
+    `meaning` (`huiyi.safety.meaning`) adds the intents the embedding model finds; it is asked
+    only when no rule has refused the text already, so a refused write costs no embedding."""
     found: list[str] = []
     if not text.isascii() and INVISIBLE.search(text):
         found.append(INVISIBLE_UNICODE)
@@ -462,18 +474,20 @@ def scan(text: str, *, secret_families: Callable[[str], list[str]] | None = None
     folded = fold(text)
     found.extend(rule.name for rule in WORD_RULES if rule.search(folded))
     found.extend(_INTENT_RULES[intent] for intent in intents(text))
+    if meaning is not None and not found:
+        found.extend(_INTENT_RULES[intent] for intent in meaning.intents(text))
     return [rule for rule in RULES if rule in found]
 
 
-def scan_together(texts: Sequence[str]) -> list[str]:
+def scan_together(texts: Sequence[str], *, meaning: Meaning | None = None) -> list[str]:
     """Rules that several texts break only together (an attack split across the entries of one
     batch): the rules of the texts joined, less those any text breaks alone. The texts are
     joined by ` ;` lines, so one command does not run on into the next entry, but a pipeline
     or a sentence split between two entries is read whole."""
     if len(texts) < 2:
         return []
-    alone = {rule for text in texts for rule in scan(text)}
-    return [rule for rule in scan("\n;\n".join(texts)) if rule not in alone]
+    alone = {rule for text in texts for rule in scan(text, meaning=meaning)}
+    return [rule for rule in scan("\n;\n".join(texts), meaning=meaning) if rule not in alone]
 
 
 def first_threat(text: str) -> str | None:
