@@ -9,9 +9,9 @@ a reader (or a model) takes it in, with every position traceable to the original
   `&#x3c;`, `&lt;`, `&quot;`) and percent-escapes (`%3D`, `%E7%A7%81`), twice over (so `%253C`
   and `&amp;lt;` are read too);
 * **joins**: the spaces and line breaks inside each match of `joins` are removed, where they
-  split a token: `TOKEN_SPACES` (a no-break or narrow no-break space between two letters or
-  digits), `LINE_BREAKS` (a line break between two characters that are not spaces), or a
-  caller's own (redaction joins a line break inside a vendor token);
+  split a token: `TOKEN_SPACES` (a no-break or narrow no-break space between two of a token's
+  characters: letters, digits, `_`, `-`), `LINE_BREAKS` (a line break between two characters
+  that are not spaces), or a caller's own (redaction joins a line break inside a vendor token);
 * **invisible and format characters removed**: zero-width spaces and joiners, the soft hyphen,
   bidirectional controls, tag characters, variation selectors, Hangul fillers (`unicode`), and
   combining marks;
@@ -43,8 +43,9 @@ from huiyi.safety.unicode import INVISIBLE
 
 __all__ = ["LINE_BREAKS", "TOKEN_SPACES", "View", "fold_char", "view"]
 
-#: No-break spaces between two letters or digits: inside a token they split it.
-TOKEN_SPACES = re.compile(r"(?<=[^\W_])[\u00a0\u202f\u2007]++(?=[^\W_])")
+#: No-break spaces between two characters a token is made of (letters, digits, `_`, `-`):
+#: inside a token they split it (`sk-ant-api03\u00a0-…`).
+TOKEN_SPACES = re.compile(r"(?<=[\w\-])[\u00a0\u202f\u2007]++(?=[\w\-])")
 #: Line breaks (and the indentation after one) between two characters that are not spaces.
 LINE_BREAKS = re.compile(r"(?<=\S)(?:\r?\n[ \t]{0,8}+)++(?=\S)")
 

@@ -344,14 +344,22 @@ def _split_tokens(text: str, found: _Found) -> str:
         return text
 
     def replace(m: re.Match[str]) -> str:
-        joined = _LINE_BREAK().sub("", m[0])
-        inner = _Found()
-        for run in (*_VENDOR_PASSES, _prefixed):
-            run(joined, inner)
-        if not inner:
-            return m[0]
-        found.extend(inner)
-        return mask(inner[0]) if len(inner) == 1 else " ".join(mask(f) for f in inner)
+        # the token may end before the last line does (`AKIA…` cut in two, then `then
+        # restart`): the most lines that still join into a token are taken, the rest kept
+        lines = _LINE_BREAK().split(m[0])
+        breaks = _LINE_BREAK().findall(m[0])
+        for taken in range(len(lines), 1, -1):
+            inner = _Found()
+            joined = "".join(lines[:taken])
+            for run in (*_VENDOR_PASSES, _prefixed):
+                run(joined, inner)
+            if inner:
+                found.extend(inner)
+                masked = mask(inner[0]) if len(inner) == 1 else " ".join(mask(f) for f in inner)
+                kept = zip(breaks[taken - 1 :], lines[taken:], strict=True)
+                rest = "".join(b + line for b, line in kept)
+                return masked + rest
+        return m[0]
 
     return _sub(_split_token_regex(), replace, text, found)
 
@@ -884,11 +892,12 @@ def _markdown_tables(text: str, found: _Found) -> str:
 
 
 # A secret's name, a space, and the value, with no `=` or `:` between: `my api key 9f86…`,
-# `secret 16926202…`. A long hex value is a digest anywhere else; after such a name it is the
-# key itself.
+# `secret 16926202…`, a header written with a space (`X-Auth-Token 2cec…`). A long hex value
+# is a digest anywhere else; after such a name it is the key itself.
 _NAMED_VALUE = lazy(
-    r"(?<![\w\-])(?P<name>(?:api|access|secret|auth|private|client|signing)[_ \-]?key"
-    r"|secret|token|access[_ \-]?token|password|passwd|passphrase)"
+    r"(?<![\w\-])(?P<name>(?:[a-z0-9]{1,20}+[_\-]){0,3}"  # a header's words: `X-Auth-Token`
+    r"(?:(?:api|access|secret|auth|private|client|signing)[_ \-]?key"
+    r"|secret|token|access[_ \-]?token|password|passwd|passphrase))"
     r"(?P<gap>[ \t]++(?:is[ \t]++)?)(?P<value>[A-Za-z0-9_\-+/=]{32,512}+)(?![\w\-+/=])",
     re.IGNORECASE,
 )
