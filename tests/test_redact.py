@@ -537,3 +537,32 @@ _CODEY = st.lists(
 def test_redaction_is_idempotent_on_secret_like_fragments(text: str) -> None:
     once = redact(text)
     assert redact(once.text) == Redacted(once.text, 0)
+
+
+_SPLIT_TOKENS = [
+    "AKIA" + "Q7TXRO5KY9A2BEQZ",
+    "ghp_" + "k3Vq9ZrT0aB7cD2eF5gH8jK1mN4pQ6sU9wX2",
+    "sk-ant-api03-" + "Xq7Lm2Np9Rt4Vw6Yz8Bc1Df3Gh5Jk7Mn9Pq2Rs4Tu6Wx8Za0Cb3Ed5Fg7Hi9",
+]
+
+
+@pytest.mark.parametrize("token", _SPLIT_TOKENS)
+@pytest.mark.parametrize("cut", [4, 9, 13])
+@pytest.mark.parametrize("joint", ["\u00a0", "\u202f", "\n", "\r\n", "\n  "])
+def test_a_token_cut_anywhere_is_masked_and_the_text_after_it_kept(
+    token: str, cut: int, joint: str
+) -> None:
+    text = f"set {token[:cut]}{joint}{token[cut:]}\nthen restart the worker"
+    out = redact(text).text
+    assert token[cut:] not in out
+    assert "[REDACTED:" in out
+    assert out.endswith("\nthen restart the worker")
+
+
+@pytest.mark.parametrize("header", ["X-Auth-Token", "X-Api-Key", "Private-Token", "x_access_token"])
+def test_a_header_written_with_a_space_names_its_hex_value(header: str) -> None:
+    value = "2cec082e51587a82ff5f4fb844a92d1b9ef5ffd5"
+    out = redact(f"{header} {value}").text
+    assert value not in out and out.startswith(header + " [REDACTED:")
+    # the same hex after a digest's name stays: it is a checksum
+    assert redact(f"sha1 {value}").text == f"sha1 {value}"

@@ -329,11 +329,14 @@ def _split_token_regex() -> re.Pattern[str]:
     prefix = "|".join(re.escape(n) for n in needles)
     return re.compile(
         rf"(?<![A-Za-z0-9_\-.])(?:{prefix})[A-Za-z0-9_\-.]{{0,300}}+"
-        r"(?:\r?\n[A-Za-z0-9_\-.]{1,300}+){1,8}+"
+        r"(?:\r?\n[ \t]{0,8}+[A-Za-z0-9_\-.]{1,300}+){1,8}+"
     )
 
 
-_LINE_BREAK = lazy(r"\r?\n")
+#: A line break and the indentation after it, as `LINE_BREAKS` reads one.
+_LINE_BREAK = lazy(r"\r?\n[ \t]{0,8}+")
+#: A last piece that is a word going on as prose (`then` of `then restart`), not a token's end.
+_PROSE_WORD = lazy(r"[a-z]{1,12}+")
 
 
 def _split_tokens(text: str, found: _Found) -> str:
@@ -348,7 +351,11 @@ def _split_tokens(text: str, found: _Found) -> str:
         # restart`): the most lines that still join into a token are taken, the rest kept
         lines = _LINE_BREAK().split(m[0])
         breaks = _LINE_BREAK().findall(m[0])
+        after = text[m.end() : m.end() + 1]
         for taken in range(len(lines), 1, -1):
+            going_on = after if taken == len(lines) else breaks[taken - 1][:1]
+            if going_on in (" ", "\t") and _PROSE_WORD().fullmatch(lines[taken - 1]):
+                continue
             inner = _Found()
             joined = "".join(lines[:taken])
             for run in (*_VENDOR_PASSES, _prefixed):
