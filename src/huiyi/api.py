@@ -658,15 +658,22 @@ class Huiyi:
         """What automatic recall puts in front of the model for a user's `prompt`, or None:
         a trigger word's recall, else the gate's (`recall.auto`), lexical and fuzzy only
         within the automatic-recall budget (a hook never waits on the embedding model)."""
-        from huiyi.recall.auto import prompt_recall
+        return self.prompt_outcome(caller, prompt)[0]
+
+    def prompt_outcome(self, caller: CallerContext, prompt: str) -> tuple[str | None, str | None]:
+        """`prompt_recall`'s injection, and when a trigger word recalled nothing, the text
+        that says why (through the safety exit; `recall.auto.nothing_recalled`)."""
+        from huiyi.recall.auto import nothing_recalled, prompt_outcome
         from huiyi.safety.budget import AUTO_RECALL_SECONDS
         from huiyi.teamclient import HOOK_WAIT_MS
 
         recall = self.recall(
             caller, seconds=AUTO_RECALL_SECONDS, semantic=False, team_wait_ms=HOOK_WAIT_MS
         )
-        found = prompt_recall(recall, prompt, self.settings.triggers)
-        return found.text if found is not None else None
+        outcome = prompt_outcome(recall, prompt, self.settings.triggers)
+        found = outcome.delivered.text if outcome.delivered is not None else None
+        why = nothing_recalled(outcome.why).text if outcome.why is not None else None
+        return found, why
 
     def current_session(self, caller: CallerContext) -> Session | None:
         """The caller's own session, when it is indexed and visible to it."""

@@ -57,9 +57,11 @@ class Observation:
     rank: int
     rank_lexical: int
     model: str | None
-    #: the evidence test (`Evidence.unseen`, `.gibberish`; absent from older observations)
+    #: the evidence test (`Evidence.unseen`, `.gibberish`, `.off_topic`; absent from older
+    #: observations)
     unseen: float | None = None
     gibberish: bool = False
+    off_topic: bool = False
 
     @property
     def held_out(self) -> bool:
@@ -113,6 +115,7 @@ def observe(
                     model=model if "semantic" in fused.layers else None,
                     unseen=ev.unseen,
                     gibberish=ev.gibberish,
+                    off_topic=ev.off_topic,
                 )
             )
     return out
@@ -198,7 +201,7 @@ def fit(
     absent = np.array([o.absent or 0.0 for o in observations])
     unseen = np.array([o.unseen or 0.0 for o in observations])
     blind = np.array([o.unseen is not None and o.unseen >= 1.0 - 1e-9 for o in observations])
-    noise = blind & np.array([o.gibberish for o in observations])
+    noise = blind & np.array([o.gibberish or o.off_topic for o in observations])
     negatives = np.array([max(1, int((negative & (which == i)).sum())) for i in range(len(sets))])
     positives = np.array([max(1, int((~negative & (which == i)).sum())) for i in range(len(sets))])
     hits = np.array([int((hit & (which == i)).sum()) for i in range(len(sets))])

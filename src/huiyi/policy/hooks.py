@@ -17,7 +17,8 @@ by the harness's own hook form (`harnesses.hookform`), and prints what comes bac
   else the gate's (`recall.auto.prompt_recall`), else the compaction anchor while it is active
   and SessionStart did not just offer it (a resumed session runs both before its first turn;
   the anchor SessionStart offered is that turn's). Each prompt is one turn of the anchor's
-  count.
+  count. A trigger word that recalls nothing tells the model why in one line (nothing matches,
+  no sessions yet, nothing compacted away), as every other empty answer does.
 - **PreCompact**: the log is indexed at once, so everything about to be shadowed is in the index,
   and the last seq seen is noted in the anchor state.
 - **Stop**: this session's log (`transcript_path`, and nothing else) is indexed at once, so the
@@ -275,11 +276,13 @@ class Hooks:
         block = self._memory(call, caller, always=False)
         if block is not None:
             parts.append(block)
-        found = self.hy.prompt_recall(caller, prompt)
+        found, nothing = self.hy.prompt_outcome(caller, prompt)
         anchor = self.anchors.offer(caller, prompt=True, offer=found is None)
         recalled = found if found is not None else anchor
         if recalled is not None:
             parts.append(recalled)
+        if nothing is not None:  # a trigger word asked and nothing came: the model is told why
+            parts.append(nothing)
         return "\n\n".join(parts) or None
 
     def _await_compaction(self, call: HookCall, caller: CallerContext, answer: HookAnswer) -> None:

@@ -15,7 +15,10 @@ with a `HistoryProbe` over the caller's scope, then builds the one injection for
 
 Every answer leaves through the safety exit and must fit the recall's `max_inject_chars`
 (envelope included): a longer answer is retried with fewer results, and when nothing fits, or
-nothing relevant was found, the answer is None and nothing is injected. The probe reads
+nothing relevant was found, the answer is None and no history is injected. A trigger word is a
+person asking for a recall, so one that recalls nothing says why instead (`prompt_outcome`,
+`nothing_recalled`): nothing in the workspace matches, it has no sessions yet, nothing was
+compacted away, or what was found does not fit; the words asked are not repeated. The probe reads
 lexically only (no embedding: a hook must never wait on a model; no trigram layer either, see
 `PROBE_LAYERS`), through the same scope as the tools, so it never looks wider than the caller's
 workspace and never at private sessions; huiyi's own tool traffic is not in the index, and text
@@ -27,6 +30,7 @@ semantic layer the `Recall` was given: a caller that must not wait on a model pa
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from huiyi.config import Trigger
 from huiyi.model import CONVERSATION_KINDS, Event, Kind, Surface, kinds_to_read
@@ -41,7 +45,15 @@ from huiyi.store.index import Index
 from huiyi.store.queries import SessionRow
 from huiyi.text.tokenize import tokens
 
-__all__ = ["HistoryProbe", "decide_prompt", "previous_topic", "prompt_recall"]
+__all__ = [
+    "HistoryProbe",
+    "Outcome",
+    "decide_prompt",
+    "nothing_recalled",
+    "previous_topic",
+    "prompt_outcome",
+    "prompt_recall",
+]
 
 #: The probe reads the lexical layer only. The fuzzy layer re-scores 600 trigram candidates
 #: per query, most of the gate's time on a large workspace, and the unit coverage that
@@ -144,18 +156,44 @@ def decide_prompt(recall: Recall, prompt: str, triggers: Sequence[Trigger]) -> D
     return decide(prompt, triggers, HistoryProbe(recall.conn, recall.ctx))
 
 
+class Outcome(NamedTuple):
+    """What automatic recall does for one prompt."""
+
+    #: the injection (None: no history is injected)
+    delivered: Delivered | None = None
+    #: why a trigger word recalled nothing, in words (None: it recalled something, or no
+    #: trigger word fired)
+    why: str | None = None
+
+
 def prompt_recall(recall: Recall, prompt: str, triggers: Sequence[Trigger]) -> Delivered | None:
-    """The one injection for this user prompt, or None when nothing is to be injected."""
+    """The one injection of history for this user prompt, or None when there is none."""
+    return prompt_outcome(recall, prompt, triggers).delivered
+
+
+def prompt_outcome(recall: Recall, prompt: str, triggers: Sequence[Trigger]) -> Outcome:
+    """The one injection for this user prompt, and why a trigger word recalled nothing."""
     decision = decide_prompt(recall, prompt, triggers)
     if decision.kind is Fire.TRIGGER:
         if decision.query is None:
-            return _fits(recall, _compacted(recall))
-        return _search(recall, decision.query)
+            compacted = _compacted(recall)
+            if compacted is None:
+                return Outcome(why=_NO_COMPACTION)
+            fitting = _fits(recall, compacted)
+            return Outcome(fitting, None if fitting is not None else _TOO_LONG)
+        return _searched(recall, decision.query)
     if decision.kind is Fire.PROCESS:
-        return previous_topic(recall)
+        return Outcome(previous_topic(recall))
     if decision.kind is Fire.BACKREF and decision.evidence is not None:
-        return _passage(recall, decision.evidence) or _search(recall, decision.query or "")
-    return None
+        found = _passage(recall, decision.evidence) or _search(recall, decision.query or "")
+        return Outcome(found)
+    return Outcome()
+
+
+def nothing_recalled(why: str) -> Delivered:
+    """What the model gets when a trigger word recalled nothing: that, and why (through the
+    safety exit like every answer)."""
+    return deliver(f"a trigger word asked for a recall; nothing is recalled: {why}")
 
 
 def _passage(recall: Recall, evidence: Evidence) -> Delivered | None:
@@ -181,17 +219,42 @@ _NO_RESULTS = "\nno match in "
 _NOTHING_COMPACTED = "recall_history: nothing has been compacted away"
 
 
+#: why a trigger word recalled nothing (`Outcome.why`)
+_NO_MATCH = "nothing in this workspace's history matches the words after the trigger"
+_NO_SESSIONS = "this workspace has no sessions yet"
+_NO_COMPACTION = "nothing has been compacted away from this session"
+_TOO_LONG = "what was found is longer than the injection budget (max_inject_chars)"
+
+
 def _search(recall: Recall, query: str) -> Delivered | None:
+    """`recall_history` for the query with as many results as fit (`_searched`)."""
+    return _searched(recall, query).delivered
+
+
+def _searched(recall: Recall, query: str) -> Outcome:
     """`recall_history` for the query with as many results as fit (each search costs, so the
-    first try is sized to the budget: a result takes about `RESULT_CHARS`)."""
+    first try is sized to the budget: a result takes about `RESULT_CHARS`), or why none."""
     fitting = max(1, (recall.max_inject_chars - ENVELOPE_CHARS) // RESULT_CHARS)
     for limit in [n for n in INJECT_RESULTS if n <= fitting] or [1]:
         delivered = recall.history(query, limit=limit)
         if _NO_RESULTS in delivered.text:
-            return None
+            return Outcome(why=_why_none(recall, delivered.text))
         if len(delivered.text) <= recall.max_inject_chars:
-            return delivered
-    return None
+            return Outcome(delivered)
+    return Outcome(why=_TOO_LONG)
+
+
+def _why_none(recall: Recall, text: str) -> str:
+    """Why `recall_history` found nothing: the workspace has no sessions, a layer's reason
+    (`SearchResult.why_empty`, the parenthesised line `Recall.history` adds), or no match."""
+    scope = Scope(recall.conn, recall.ctx)
+    if not scope.narrowed and recall.conn.workspace_size(scope.workspace) == 0:
+        return _NO_SESSIONS
+    reason = next(
+        (line[1:-1] for line in text.splitlines() if line.startswith("(") and line.endswith(")")),
+        None,
+    )
+    return f"{_NO_MATCH} ({reason})" if reason else _NO_MATCH
 
 
 def _compacted(recall: Recall) -> Delivered | None:

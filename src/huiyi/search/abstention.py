@@ -23,7 +23,9 @@ put on a scale of its own:
   other language (`text.expand`). When none occurs (`unseen` 1: gibberish, a question about
   things this workspace never named), the semantic layer alone may answer only above the
   calibrated `unseen` floor, far above its usual one, and not at all when one of the words is
-  unknown to general language too (`gibberish`: the embedder has nothing to go on).
+  unknown to general language too (`gibberish`: the embedder has nothing to go on) or when the
+  query names nothing of software work either (`off_topic`: `明天北京天气怎么样` in a history
+  of code; no term of the terms table, no identifier, no number).
 
 A search answers when one of them reaches its floor (a floor of `None` never does). The floors
 live in `floors.json` next to this module, fitted on the dev sets and the golden set by
@@ -44,7 +46,7 @@ from typing import Any, NamedTuple
 from huiyi.search import fuzzy, rarity
 from huiyi.search.lexical import Rows, holding
 from huiyi.store.index import Index
-from huiyi.text.expand import equivalents
+from huiyi.text.expand import equivalents, expansion
 from huiyi.text.tokenize import Query, cjk_bigrams, cjk_runs, normalize, parse_query, terms
 from huiyi.workspace import scope_token
 
@@ -55,6 +57,7 @@ __all__ = [
     "floors_for",
     "gibberish",
     "lexical_evidence",
+    "off_topic",
     "passage_shares",
     "unseen_share",
 ]
@@ -81,6 +84,9 @@ class Evidence(NamedTuple):
     #: none of the query's words is used (`nothing_seen`) and one of them is unknown to
     #: general language as well (`gibberish`)
     gibberish: bool = False
+    #: none of the query's words is used (`nothing_seen`) and it names nothing of software
+    #: work either (`off_topic`)
+    off_topic: bool = False
 
     def fused(
         self, lexical_scale: float, absent_scale: float, unseen_scale: float = 0.0
@@ -111,6 +117,7 @@ class Evidence(NamedTuple):
             "absent": self.absent,
             "unseen": self.unseen,
             "gibberish": float(self.gibberish),
+            "off_topic": float(self.off_topic),
         }
 
 
@@ -141,7 +148,11 @@ class Floors(NamedTuple):
             return [
                 ("lexical", evidence.lexical, self.lexical),
                 ("fuzzy", evidence.fuzzy, self.fuzzy),
-                ("semantic", evidence.semantic, None if evidence.gibberish else self.unseen),
+                (
+                    "semantic",
+                    evidence.semantic,
+                    None if evidence.gibberish or evidence.off_topic else self.unseen,
+                ),
             ]
         return [
             ("lexical", evidence.lexical, self.lexical),
@@ -341,6 +352,29 @@ def gibberish(text: str) -> bool:
         for a, b in cjk_runs(folded)
         for word in rarity.cjk_words(folded[a:b])
     )
+
+
+def off_topic(text: str) -> bool:
+    """Whether the query names nothing of software work: no term of the terms table in either
+    language (`text.expand`), no identifier or compound, no number. Together with
+    `Evidence.nothing_seen` (the workspace uses none of its words in any form) it is a question
+    from another part of life (`明天北京天气怎么样`, `how to learn piano as an adult`), and
+    a history of coding sessions holds no answer to it however near its cosine comes: e5
+    places any question near any chat at 0.85."""
+    folded = normalize(text)
+    if any(ch.isdigit() for ch in folded):
+        return False
+    if any(term.whole is not None for term in parse_query(folded).terms):
+        return False
+    return not expansion(text) and not any(equivalents(word) for word in _words(folded))
+
+
+def _words(folded: str) -> list[str]:
+    """The query's words as written and its Chinese runs' words (`rarity.cjk_words`)."""
+    words = [t.parts[0] for t in parse_query(folded).terms if not t.cjk and t.parts]
+    for start, end in cjk_runs(folded):
+        words.extend(rarity.cjk_words(folded[start:end]))
+    return words
 
 
 #: English endings a question's word may carry that its passage does not (`dumps`, `dump`)

@@ -416,8 +416,12 @@ def _evidence(
         )
         if "semantic" in found:  # the evidence test guards what the semantic layer answers
             unseen = abstention.unseen_share(conn, text, flt.workspace, read)
-    noise = unseen is not None and unseen >= 1.0 - 1e-9 and abstention.gibberish(text)
-    return abstention.Evidence(share, best("fuzzy"), best("semantic"), absent, unseen, noise)
+    blind = unseen is not None and unseen >= 1.0 - 1e-9
+    noise = blind and abstention.gibberish(text)
+    elsewhere = blind and not noise and abstention.off_topic(text)
+    return abstention.Evidence(
+        share, best("fuzzy"), best("semantic"), absent, unseen, noise, elsewhere
+    )
 
 
 def _layer(

@@ -265,8 +265,11 @@ def events_by_rowid(
 
 
 #: the full-text index's BM25 as huiyi ranks by it: `whole` compounds count double, `scope` not.
-#: The index keeps no row lengths (m011), so FTS5 normalises no passage for its length.
-_BM25 = "bm25(event_fts, 1.0, 2.0, 0.0)"
+#: The index keeps no row lengths (m011): FTS5 reads every row's length as -3 (-1 per column),
+#: the same for every row. When the rows' mean length is 9 tokens, a phrase absent from a row
+#: then adds 0 / 0 to its score, and FTS5 returns NULL (a short history of common words: eight
+#: words and the scope token per message); such a row counts as holding no BM25 evidence (0).
+_BM25 = "coalesce(bm25(event_fts, 1.0, 2.0, 0.0), 0.0)"
 
 
 def fts_match(

@@ -310,6 +310,9 @@ class PgIndex:
             score = 0.0
             for phrase, weight in zip(phrases, idf, strict=True):
                 f = _instances(phrase, lexemes) * COLUMN_WEIGHT[phrase.column or "body"]
+                if f + norm == 0.0:  # 0 / 0: FTS5's NaN, which SQLite reads as 0 (queries._BM25)
+                    score = 0.0
+                    break
                 score += weight * (f * (K1 + 1.0)) / (f + norm)
             scores[rowid] = -score
         return scores
