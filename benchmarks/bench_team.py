@@ -4,6 +4,7 @@ pushing, for a fixed time.
     python benchmarks/bench_team.py                                  # 1,000,000 events, 60 s
     python benchmarks/bench_team.py --events 300000 --seconds 30 --json
     python benchmarks/bench_team.py --events 1000000 --think 0       # closed loop: saturation
+    python benchmarks/bench_team.py --database URL --seconds 30      # a store loaded earlier
 
 Starts its own PostgreSQL cluster (Debian's binaries, default fsync and commit settings,
 `--shared-buffers`), fills it with `--events` events of chat about backend work in Chinese
@@ -27,6 +28,7 @@ took. The searches run the server's hybrid search, which without vectors is lexi
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import multiprocessing
 import os
@@ -36,6 +38,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.error
@@ -196,6 +199,11 @@ def main() -> None:
     )
     parser.add_argument("--push-events", type=int, default=200, help="events per push")
     parser.add_argument("--shared-buffers", default="2GB", help="PostgreSQL's shared_buffers")
+    parser.add_argument(
+        "--database",
+        help="a store already loaded with this script's history (its conninfo): skip the "
+        "cluster and the load, and measure the load against it",
+    )
     parser.add_argument("--json", action="store_true", help="print the numbers as JSON")
     args = parser.parse_args()
 
@@ -206,29 +214,40 @@ def main() -> None:
         "seconds": args.seconds,
         "think": args.think,
     }
-    with cluster(durable=True, shared_buffers=args.shared_buffers) as running:
-        url = running.new_database()
-        hub = Hub(url, pool_size=2)
-        started = time.perf_counter()
-        with multiprocessing.Pool(2) as pool:
-            loaded = bulk_load(hub.pool, pool.imap(with_lexemes, sessions(args.events), 16))
-        numbers["load_seconds"] = round(time.perf_counter() - started, 1)
-        assert loaded == args.events
+    with contextlib.ExitStack() as stack:
+        running = None
+        if args.database:
+            url = args.database
+            hub = Hub(url, pool_size=2)
+        else:
+            running = stack.enter_context(cluster(durable=True, shared_buffers=args.shared_buffers))
+            url = running.new_database()
+            hub = Hub(url, pool_size=2)
+            started = time.perf_counter()
+            with multiprocessing.Pool(2) as pool:
+                loaded = bulk_load(hub.pool, pool.imap(with_lexemes, sessions(args.events), 16))
+            numbers["load_seconds"] = round(time.perf_counter() - started, 1)
+            assert loaded == args.events
+        run = uuid.uuid4().hex[:8]  # devices of this run (a --database may hold earlier ones)
         readers = [
-            hub.add_device(f"reader{n}", "laptop", reads=(MAIN,), pushes=())[1]
+            hub.add_device(f"reader{n}", f"laptop-{run}", reads=(MAIN,), pushes=())[1]
             for n in range(args.clients)
         ]
         pushers = [
-            hub.add_device(f"pusher{n}", "desktop", reads=(MAIN,), pushes=(MAIN,))[1]
+            hub.add_device(f"pusher{n}", f"desktop-{run}", reads=(MAIN,), pushes=(MAIN,))[1]
             for n in range(args.pushers)
         ]
         with hub.pool.connection() as conn:
             row = conn.execute("SELECT pg_database_size(current_database())").fetchone()
             numbers["database_mb"] = round(int(row[0]) / 1e6) if row else None
+            if args.database:
+                row = conn.execute("SELECT count(*) FROM events").fetchone()
+                numbers["events"] = int(row[0]) if row else 0
         hub.close()
 
         port = free_port()
-        env = {**os.environ, "PYTHONPATH": str(SRC), "HUIYI_HOME": str(running.root / "home")}
+        home = stack.enter_context(tempfile.TemporaryDirectory(prefix="huiyi-bench-"))
+        env = {**os.environ, "PYTHONPATH": str(SRC), "HUIYI_HOME": home}
         server = subprocess.Popen(
             [
                 sys.executable,
@@ -258,6 +277,7 @@ def main() -> None:
             asked = queries(5_000)
             latencies: list[float] = []
             errors = [0]
+            statuses: dict[int, int] = {}  # of the errors (0: no answer within the timeout)
             pushed = [0]
             lock = threading.Lock()
             stop = time.monotonic() + args.seconds
@@ -276,6 +296,7 @@ def main() -> None:
                         latencies.append(took)
                         if status != 200:
                             errors[0] += 1
+                            statuses[status] = statuses.get(status, 0) + 1
                     if args.think:
                         time.sleep(rng.uniform(0.5, 1.5) * args.think)
 
@@ -304,7 +325,7 @@ def main() -> None:
                         "tombstones": [],
                         "sessions": [
                             {
-                                "id": f"push-{n}-{count}",
+                                "id": f"push-{run}-{n}-{count}",
                                 "source": "claude",
                                 "workspace": MAIN,
                                 "title": writer.title(),
@@ -318,6 +339,7 @@ def main() -> None:
                             pushed[0] += len(events)
                         else:
                             errors[0] += 1
+                            statuses[status] = statuses.get(status, 0) + 1
 
             threads = [threading.Thread(target=search_loop, args=(n,)) for n in range(args.clients)]
             threads += [threading.Thread(target=push_loop, args=(n,)) for n in range(args.pushers)]
@@ -329,6 +351,7 @@ def main() -> None:
             elapsed = time.monotonic() - began
             numbers.update(
                 errors=errors[0],
+                error_statuses=dict(sorted(statuses.items())),
                 searches=len(latencies),
                 searches_per_second=round(len(latencies) / elapsed, 1),
                 search_p50_ms=round(statistics.median(latencies) * 1000, 1),
@@ -336,7 +359,7 @@ def main() -> None:
                 search_p99_ms=round(percentile(latencies, 0.99) * 1000, 1),
                 push_events_per_second=round(pushed[0] / elapsed, 1),
                 server_peak_mb=round(rss_kib(server.pid, "VmHWM") / 1024),
-                postgres_rss_mb=round(postgres_rss_kib(running.pid()) / 1024),
+                postgres_rss_mb=round(postgres_rss_kib(running.pid() if running else None) / 1024),
             )
         finally:
             server.terminate()

@@ -257,6 +257,72 @@ class Hub:
             hits.append(value)
         return {"hits": hits, "layers": result.layers, "declined": result.declined}
 
+    def sessions(self, device: Device, workspace: str, *, limit: int = 20) -> dict[str, Any]:
+        """A workspace's sessions from every other device, newest first, each with its origin
+        (audited as a read of the list)."""
+        self._readable(device, workspace)
+        if not 1 <= limit <= 100:
+            raise PushRefused("a limit of 1 to 100")
+        rows = self.index.list_sessions(workspace=workspace, include_subagents=False)
+        with self.pool.connection() as conn:
+            own = team.sessions_of_device(conn, device.id)
+            rows = [r for r in rows if r.session.id not in own][:limit]
+            origin = team.origins(conn, [r.session.id for r in rows])
+            team.audit(conn, device.id, workspace, "list", None, [r.session.id for r in rows])
+        return {
+            "sessions": [
+                {
+                    "session": r.session.id,
+                    "title": redact_text(r.session.title),
+                    "updated": r.session.updated,
+                    "events": r.session.event_count,
+                    "origin": origin.get(r.session.id, ""),
+                }
+                for r in rows
+            ]
+        }
+
+    def session_read(
+        self,
+        device: Device,
+        workspace: str,
+        session_id: str,
+        *,
+        last: int = 30,
+        from_seq: int | None = None,
+        include_tools: bool = False,
+    ) -> dict[str, Any]:
+        """A page of a teammate's session of `workspace` (redacted, audited): its last `last`
+        events, or `last` events forward from `from_seq`."""
+        self._readable(device, workspace)
+        if not 1 <= last <= 500:
+            raise PushRefused("last is 1 to 500")
+        row = self.index.session_by_id(session_id)
+        if row is None or row.session.is_private or row.session.workspace != workspace:
+            raise NotFoundError("no such session in this workspace")
+        kinds = kinds_to_read(include_tools=include_tools)
+        if from_seq is None:
+            events = list(
+                self.index.events(row.sid, session_id, kinds=kinds, limit=last, newest_first=True)
+            )[::-1]
+        else:
+            events = list(
+                self.index.events(row.sid, session_id, from_seq=from_seq, kinds=kinds, limit=last)
+            )
+        with self.pool.connection() as conn:
+            origin = team.origins(conn, [session_id]).get(session_id, "")
+            where = f"{session_id}@{events[0].seq if events else 0}"
+            team.audit(conn, device.id, workspace, "read", where, [session_id])
+        return {
+            "session": session_id,
+            "title": redact_text(row.session.title),
+            "origin": origin,
+            "events": [
+                {"seq": e.seq, "time": e.time, "kind": str(e.kind), "text": redact_text(e.text)}
+                for e in events
+            ],
+        }
+
     def read(
         self, device: Device, workspace: str, session_id: str, seq: int, before: int, after: int
     ) -> dict[str, Any]:

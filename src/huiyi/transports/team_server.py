@@ -7,6 +7,7 @@ workspace its grants do not cover):
     POST /v1/search   {"workspace", "query", "limit"}: hits of teammates' sessions, audited
     POST /v1/read     {"workspace", "session", "seq", "before", "after"}: events around a hit
     GET  /v1/health   no token needed: whether the store answers
+    /mcp              the four recall tools over Streamable HTTP MCP, for agents (`team_mcp`)
 
 Every error has one shape, `{"error": "<message>"}`, and no message, log line or error names a
 token (uvicorn's access log is off). Beyond loopback the server speaks TLS (`--tls-cert`,
@@ -19,14 +20,17 @@ import json
 from typing import Any
 
 import anyio.to_thread
+from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+from starlette.types import ASGIApp
 
 from huiyi.errors import HuiyiError, NotFoundError, UsageError
 from huiyi.hub import MAX_PUSH_BYTES, Device, Hub, PushRefused
 from huiyi.loopback import is_loopback
+from huiyi.transports.team_mcp import McpGuard, team_mcp
 
 __all__ = ["app", "check_listen", "serve"]
 
@@ -72,8 +76,16 @@ def _arg(data: dict[str, Any], key: str, kind: type, default: Any = None) -> Any
     return value
 
 
-def app(hub: Hub) -> Starlette:
-    """The server's routes over `hub`."""
+def app(hub: Hub) -> ASGIApp:
+    """The server's routes over `hub`, and its MCP endpoint at `/mcp`. The SDK's Host and
+    Origin checks are off there: every request needs a device token, which a page that
+    rebinds a name to this server does not have."""
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    sdk_app = team_mcp(hub).streamable_http_app(transport_security=security)
+    return McpGuard(hub, sdk_app, _rest(hub))
+
+
+def _rest(hub: Hub) -> Starlette:
 
     async def guarded(request: Request, serve: Any) -> JSONResponse:
         device = await _device(hub, request)

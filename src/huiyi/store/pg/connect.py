@@ -49,6 +49,13 @@ def _reason(exc: psycopg.Error) -> str:
     return safe_url(text)
 
 
+def _configure(conn: psycopg.Connection[Any]) -> None:
+    """Each connection reads without parallel workers: a search is many short statements
+    from many clients at once, and the windows of newest rows (`sql.WINDOWS`) rely on an
+    Append reading its parts in order, which a parallel one does not."""
+    conn.execute("SET max_parallel_workers_per_gather = 0")
+
+
 def open_pool(url: str, *, min_size: int = 1, max_size: int = 8) -> ConnectionPool[Any]:
     """A pool of connections to the migrated database at `url`."""
     migrate(url)
@@ -58,6 +65,7 @@ def open_pool(url: str, *, min_size: int = 1, max_size: int = 8) -> ConnectionPo
         max_size=max_size,
         open=False,
         kwargs={"autocommit": True},
+        configure=_configure,
         timeout=CONNECT_SECONDS,
     )
     try:

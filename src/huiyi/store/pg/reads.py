@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import math
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,7 @@ from psycopg_pool import ConnectionPool
 
 from huiyi.model import Event, Kind, Surface
 from huiyi.store.pg import sql
+from huiyi.store.pg.lexemes import quote
 from huiyi.store.pg.match import Compiled, MatchError, Phrase, compile_full_text, compile_trigrams
 from huiyi.store.queries import SessionRow, session_row
 from huiyi.workspace import fuzzy_scope_token, scope_token
@@ -39,6 +41,8 @@ K1, B = 1.2, 0.75
 NO_LENGTH = -3.0
 COLUMN_WEIGHT = {"body": 1.0, "whole": 2.0}
 _WEIGHT_LETTER = {"body": "D", "whole": "A"}
+#: how long the highest row id is taken as read (`PgIndex._top`)
+TOP_SECONDS = 1.0
 
 
 def _event(session_id: str, row: Sequence[Any]) -> Event:
@@ -66,6 +70,7 @@ class PgIndex:
         self._local = threading.local()
         self._scopes: dict[str, str] = {}
         self._fuzzy_scopes: dict[str, str] = {}
+        self._highest = (0, -TOP_SECONDS)
 
     # -- plumbing --------------------------------------------------------------------------
 
@@ -95,9 +100,28 @@ class PgIndex:
         with self._conn() as conn:
             return conn.execute(query, params).fetchall()
 
+    def _windowed(self, query: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        """Rows of a read in windows of newest ids (`sql.WINDOWS`), planned without plain
+        index scans: PostgreSQL would walk a window by the primary key testing each row's
+        column (it does not count what reading the column costs) where ANDing the GIN
+        index's bitmap with the window's is several times faster."""
+        with self._conn() as conn, conn.transaction():
+            conn.execute("SET LOCAL enable_indexscan = off")
+            return conn.execute(query, params).fetchall()
+
     def _one(self, query: str, params: Sequence[Any] = ()) -> tuple[Any, ...]:
         rows = self._all(query, params)
         return rows[0]
+
+    def _top(self) -> int:
+        """The highest row id, read at most once per `TOP_SECONDS` (where the windows of the
+        newest rows begin, `sql.WINDOWS`: a stale one costs a wider read, never a row)."""
+        highest, read_at = self._highest
+        now = time.monotonic()
+        if now - read_at >= TOP_SECONDS:
+            highest = int(self._one(sql.HIGHEST_ID)[0])
+            self._highest = (highest, now)
+        return highest
 
     def stamp(self) -> tuple[int, int]:
         rows, tokens = self._one(sql.TOTALS)
@@ -236,8 +260,8 @@ class PgIndex:
         for match in matches:
             compiled = compile_full_text(match)
             asked.append((compiled.tsquery, self._scoped(compiled)))
-        query, params = sql.newest(asked, cap)
-        return [(int(n), int(rowid)) for n, rowid in self._all(query, params)]
+        query, params = sql.newest(asked, cap, self._top())
+        return [(int(n), int(rowid)) for n, rowid in self._windowed(query, params)]
 
     def fuzzy_postings(self, matches: Sequence[str], *, cap: int) -> list[tuple[int, int]]:
         if not matches:
@@ -249,8 +273,8 @@ class PgIndex:
             grams, scopes = compile_trigrams(match, fuzzy_scopes)
             workspaces = {self._workspace_of(t, fuzzy=True) for t in scopes}
             asked.append((grams, next(iter(workspaces)) if len(workspaces) == 1 else None))
-        query, params = sql.newest_with_grams(asked, cap)
-        return [(int(n), int(rowid)) for n, rowid in self._all(query, params)]
+        query, params = sql.newest_with_grams(asked, cap, self._top())
+        return [(int(n), int(rowid)) for n, rowid in self._windowed(query, params)]
 
     def fts_rows(self, asked: Sequence[tuple[str, int, int]]) -> list[tuple[int, int]]:
         if not asked:
@@ -264,17 +288,15 @@ class PgIndex:
 
     def fts_scores(self, match: str, lowest: int, highest: int) -> dict[int, float]:
         compiled = compile_full_text(match)
-        query, params = sql.matching(compiled.tsquery, self._scoped(compiled), lowest, highest)
-        rowids = [int(r) for (r,) in self._all(query, params)]
-        return self.bm25(compiled, rowids)
+        where, params = sql.matching(compiled.tsquery, self._scoped(compiled), lowest, highest)
+        return self._scores(compiled, where, params)
 
     def fts_match(
         self, match: str, *, limit: int, offset: int = 0, min_rowid: int | None = None
     ) -> list[tuple[int, float]]:
         compiled = compile_full_text(match)
-        query, params = sql.matching(compiled.tsquery, self._scoped(compiled), min_rowid, None)
-        rowids = [int(r) for (r,) in self._all(query, params)]
-        scores = self.bm25(compiled, rowids)
+        where, params = sql.matching(compiled.tsquery, self._scoped(compiled), min_rowid, None)
+        scores = self._scores(compiled, where, params)
         ranked = sorted(scores.items(), key=lambda item: (item[1], item[0]))
         return ranked[offset : offset + limit]
 
@@ -292,24 +314,46 @@ class PgIndex:
         """FTS5's `bm25(event_fts, 1.0, 2.0, 0.0)` of each row (lower is better)."""
         if not rowids:
             return {}
+        return self._scores(compiled, "id = ANY(%s)", [list(rowids)])
+
+    def _scores(self, compiled: Compiled, where: str, params: Sequence[Any]) -> dict[int, float]:
+        """The BM25 of the rows matching `where`: one statement (`sql.scores`), and one more
+        for the instances of a phrase of several tokens or a prefix, when there is one."""
         phrases = compiled.phrases
-        rows, tokens = self.stamp()
-        avgdl = tokens / rows if rows else 1.0
-        idf = [self._idf(phrase, rows) for phrase in phrases]
-        exact = sorted({t for p in phrases for t in (p.tokens()[:-1] if p.prefix else p.tokens())})
-        prefixes = sorted({p.tokens()[-1] for p in phrases if p.prefix})
-        held: dict[int, dict[str, tuple[list[int], list[str]]]] = {r: {} for r in rowids}
-        for rowid, lexeme, positions, weights in self._all(
-            sql.INSTANCES, (list(rowids), exact, prefixes)
-        ):
-            held[int(rowid)][lexeme] = (list(positions), list(weights))
+        frequencies: list[str | None] = []
+        rarities: list[tuple[str, str]] = []
+        for phrase in phrases:
+            tokens = phrase.tokens()
+            letter = _WEIGHT_LETTER.get(phrase.column or "body", "D")
+            if len(tokens) == 1 and not phrase.prefix:
+                frequencies.append(f"{quote(tokens[0])}:{letter}")
+                rarities.append(("df", ("w:" if phrase.column == "whole" else "b:") + tokens[0]))
+            else:
+                frequencies.append(None)
+                text = f'{phrase.column}:"{phrase.text}"' + "*" * phrase.prefix
+                rarities.append(("rows", str(compile_full_text(text).tsquery)))
+        query, values = sql.scores(where, params, frequencies, rarities)
+        counts: dict[int, list[float]] = {}
+        header: list[float] = []
+        for rowid, row in self._all(query, values):
+            if int(rowid) < 0:
+                header = [float(v) for v in row]
+            else:
+                counts[int(rowid)] = [float(v or 0.0) for v in row]
+        if not counts:
+            return {}
+        rows, length, *hits = header
+        avgdl = length / rows if rows else 1.0
+        idf = [_idf(h, rows) for h in hits]
+        longer = [n for n, tsquery in enumerate(frequencies) if tsquery is None]
+        if longer:
+            self._longer_instances([phrases[n] for n in longer], longer, counts)
         norm = K1 * (1 - B + B * NO_LENGTH / avgdl)
         scores: dict[int, float] = {}
-        for rowid in rowids:
-            lexemes = held[rowid]
+        for rowid, found in counts.items():
             score = 0.0
-            for phrase, weight in zip(phrases, idf, strict=True):
-                f = _instances(phrase, lexemes) * COLUMN_WEIGHT[phrase.column or "body"]
+            for phrase, weight, n in zip(phrases, idf, found, strict=False):
+                f = n * COLUMN_WEIGHT[phrase.column or "body"]
                 if f + norm == 0.0:  # 0 / 0: FTS5's NaN, which SQLite reads as 0 (queries._BM25)
                     score = 0.0
                     break
@@ -317,20 +361,21 @@ class PgIndex:
             scores[rowid] = -score
         return scores
 
-    def _idf(self, phrase: Phrase, rows: int) -> float:
-        hits = self._hits(phrase)
-        value = math.log((rows - hits + 0.5) / (hits + 0.5))
-        return value if value > 0.0 else 1e-6
-
-    def _hits(self, phrase: Phrase) -> int:
-        """Rows holding the phrase in its column, anywhere in the store."""
-        tokens = phrase.tokens()
-        if len(tokens) == 1 and not phrase.prefix:
-            key = ("w:" if phrase.column == "whole" else "b:") + tokens[0]
-            found = self._all(sql.DF, ([key],))
-            return int(found[0][1]) if found else 0
-        compiled = compile_full_text(f'{phrase.column}:"{phrase.text}"' + "*" * phrase.prefix)
-        return int(self._one(sql.PHRASE_HITS, (compiled.tsquery,))[0])
+    def _longer_instances(
+        self, phrases: Sequence[Phrase], at: Sequence[int], counts: dict[int, list[float]]
+    ) -> None:
+        """Fill in `counts` the instances of phrases of several tokens or with a prefix,
+        from the rows' tsvector positions of their lexemes (`sql.INSTANCES`)."""
+        exact = sorted({t for p in phrases for t in (p.tokens()[:-1] if p.prefix else p.tokens())})
+        prefixes = sorted({p.tokens()[-1] for p in phrases if p.prefix})
+        held: dict[int, dict[str, tuple[list[int], list[str]]]] = {r: {} for r in counts}
+        for rowid, lexeme, positions, weights in self._all(
+            sql.INSTANCES, (list(counts), exact, prefixes)
+        ):
+            held[int(rowid)][lexeme] = (list(positions), list(weights))
+        for rowid, found in counts.items():
+            for phrase, n in zip(phrases, at, strict=True):
+                found[n] = float(_instances(phrase, held[rowid]))
 
     # -- vectors ---------------------------------------------------------------------------------
 
@@ -361,6 +406,11 @@ class PgIndex:
         blob = b"".join(bytes(r[1]) for r in rows)
         matrix = np.frombuffer(blob, dtype=np.float16).reshape(len(rows), -1).astype(np.float32)
         return ids, matrix
+
+
+def _idf(hits: float, rows: float) -> float:
+    value = math.log((rows - hits + 0.5) / (hits + 0.5))
+    return value if value > 0.0 else 1e-6
 
 
 def _instances(phrase: Phrase, lexemes: dict[str, tuple[list[int], list[str]]]) -> int:

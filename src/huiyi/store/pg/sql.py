@@ -57,7 +57,6 @@ VECTORS = (
 )
 VECTORS_OF = VECTORS + " AND e.workspace = %s"
 TOTALS = "SELECT rows, tokens FROM lex_totals"
-DF = "SELECT term, n FROM term_df WHERE term = ANY(%s)"
 HAS_TERM = "SELECT EXISTS (SELECT 1 FROM term_df WHERE term = %s AND n > 0)"
 WORDS_FROM = (
     "SELECT word FROM (SELECT DISTINCT substr(term, 3) AS word FROM term_df WHERE n > 0 AND ("
@@ -82,7 +81,6 @@ INSTANCES = (
     "WHERE e.id = ANY(%s) AND (u.lexeme = ANY(%s) OR EXISTS "
     "(SELECT 1 FROM unnest(%s::text[]) p WHERE starts_with(u.lexeme, p)))"
 )
-PHRASE_HITS = "SELECT count(*) FROM events WHERE lex @@ %s::tsquery"
 
 
 def list_sessions(
@@ -164,42 +162,76 @@ def _where(
 #: and test each row's tsvector or trigram array until `cap` match (it does not count what
 #: reading those columns costs), several times slower than the GIN index's matches sorted
 NEWEST_FIRST = "ORDER BY id + 0 DESC"
+#: the newest rows are read in windows of row ids below the highest id known: the newest
+#: `WINDOWS[0]` ids, then down to `WINDOWS[1]`, then the rest. PostgreSQL's Limit stops its
+#: Append once `cap` rows came, so a window is read only when the newer ones held fewer than
+#: `cap` matches: a common word costs what its matches among the newest ids cost (the GIN
+#: index's and the primary key's bitmaps ANDed), not a read of every row that holds it
+WINDOWS = (10_000, 100_000)
+HIGHEST_ID = "SELECT coalesce(max(id), 0) FROM events"
 
 
-def newest(asked: Sequence[tuple[str | None, str | None]], cap: int) -> tuple[str, list[Any]]:
+def _windowed(where: str, values: Sequence[Any], cap: int, top: int) -> tuple[str, list[Any]]:
+    """The newest `cap` ids of the rows matching `where`, window by window (see `WINDOWS`).
+    `top` need not be the highest id now: the newest window has no upper end, so a row
+    written since is read first, and the windows together cover every id."""
+    bounds = [top - width for width in WINDOWS if top - width > 0]
+    tiers: list[str] = []
+    params: list[Any] = []
+    upper: int | None = None
+    for lower in [*bounds, None]:
+        cond = where
+        tier_params = list(values)
+        if lower is not None:
+            cond += " AND id > %s"
+            tier_params.append(lower)
+        if upper is not None:
+            cond += " AND id <= %s"
+            tier_params.append(upper)
+        tiers.append(f"(SELECT id FROM events WHERE {cond} {NEWEST_FIRST} LIMIT %s)")
+        params.extend([*tier_params, cap])
+        upper = lower
+    if len(tiers) == 1:
+        return tiers[0][1:-1], params
+    return f"SELECT id FROM ({' UNION ALL '.join(tiers)}) AS tiers LIMIT %s", [*params, cap]
+
+
+def newest(
+    asked: Sequence[tuple[str | None, str | None]], cap: int, top: int
+) -> tuple[str, list[Any]]:
     """The newest `cap` rows of each (tsquery, workspace), as (index, id), in one statement."""
     parts: list[str] = []
     params: list[Any] = []
     for n, (tsquery, workspace) in enumerate(asked):
         where, values = _where(tsquery, workspace)
-        parts.append(f"(SELECT {n}, id FROM events WHERE {where} {NEWEST_FIRST} LIMIT %s)")
-        params.extend([*values, cap])
+        inner, inner_params = _windowed(where, values, cap, top)
+        parts.append(f"(SELECT {n}, id FROM ({inner}) AS part{n})")
+        params.extend(inner_params)
     return " UNION ALL ".join(parts), params
 
 
 def newest_with_grams(
-    asked: Sequence[tuple[list[str], str | None]], cap: int
+    asked: Sequence[tuple[list[str], str | None]], cap: int, top: int
 ) -> tuple[str, list[Any]]:
     """The newest `cap` rows holding every trigram of each (grams, workspace)."""
     parts: list[str] = []
     params: list[Any] = []
     for n, (grams, workspace) in enumerate(asked):
-        where = ["grams @> %s::text[]"]
+        where = "grams @> %s::text[]"
         values: list[Any] = [grams]
         if workspace is not None:
-            where.append("workspace = %s")
+            where += " AND workspace = %s"
             values.append(workspace)
-        parts.append(
-            f"(SELECT {n}, id FROM events WHERE {' AND '.join(where)} {NEWEST_FIRST} LIMIT %s)"
-        )
-        params.extend([*values, cap])
+        inner, inner_params = _windowed(where, values, cap, top)
+        parts.append(f"(SELECT {n}, id FROM ({inner}) AS part{n})")
+        params.extend(inner_params)
     return " UNION ALL ".join(parts), params
 
 
 def matching(
     tsquery: str | None, workspace: str | None, lowest: int | None, highest: int | None
 ) -> tuple[str, list[Any]]:
-    """Ids of the rows matching, from `lowest` to `highest` (either end open)."""
+    """The condition on the rows matching, from `lowest` to `highest` (either end open)."""
     where, params = _where(tsquery, workspace)
     if lowest is not None:
         where += " AND id >= %s"
@@ -207,7 +239,7 @@ def matching(
     if highest is not None:
         where += " AND id <= %s"
         params.append(highest)
-    return f"SELECT id FROM events WHERE {where}", params
+    return where, params
 
 
 def rows_in_ranges(
@@ -221,3 +253,42 @@ def rows_in_ranges(
         parts.append(f"SELECT {n}, id FROM events WHERE {where} AND id BETWEEN %s AND %s")
         params.extend([*values, low, high])
     return " UNION ALL ".join(parts), params
+
+
+#: how often a one-token phrase occurs in a row's column: PostgreSQL's cover density of a
+#: one-lexeme tsquery restricted to the column's weight, with every weight 1 and no
+#: normalisation, is the number of the lexeme's positions of that weight (each position is a
+#: cover of length 1 worth 1), read by a binary search of the tsvector, not an unnest of it
+FREQUENCY = "ts_rank_cd('{1,1,1,1}', lex, %s::tsquery, 0)::float8"
+#: the rows holding a phrase of more than one token, or a prefix (a one-token phrase's come
+#: from the document-frequency table)
+PHRASE_ROWS = "(SELECT count(*) FROM events WHERE lex @@ %s::tsquery)"
+DF_OF = "(SELECT coalesce(sum(n), 0) FROM term_df WHERE term = %s)"
+
+
+def scores(
+    where: str,
+    where_params: Sequence[Any],
+    frequencies: Sequence[str | None],
+    rarities: Sequence[tuple[str, str]],
+) -> tuple[str, list[Any]]:
+    """What BM25 needs of the rows matching `where`, in one statement: a first row with id -1
+    holding the store's row and token counts and, per phrase, the rows holding it
+    (`rarities`: ("df", key) or ("rows", tsquery)); then each matching row's id and, per
+    phrase, its frequency in the row (`frequencies`: the tsquery of a one-token phrase,
+    None for one whose instances `INSTANCES` reads)."""
+    header = ["(SELECT rows FROM lex_totals)", "(SELECT tokens FROM lex_totals)"]
+    params: list[Any] = []
+    for how, value in rarities:
+        header.append(DF_OF if how == "df" else PHRASE_ROWS)
+        params.append(value)
+    columns = []
+    for tsquery in frequencies:
+        if tsquery is None:
+            columns.append("0::float8")
+        else:
+            columns.append(FREQUENCY)
+            params.append(tsquery)
+    head = f"SELECT -1::bigint, ARRAY[{', '.join(f'{h}::float8' for h in header)}]"
+    body = f"SELECT id, ARRAY[{', '.join(columns) or 'NULL'}]::float8[] FROM events WHERE {where}"
+    return f"{head} UNION ALL {body}", [*params, *where_params]
