@@ -326,6 +326,29 @@ def test_a_server_that_does_not_answer_costs_the_recall_its_wait_only(
         silent.close()
 
 
+def test_a_local_search_slower_than_the_wait_still_says_the_server_did_not_answer() -> None:
+    """The request's own timeout is the wait: when the local search takes longer, the note is
+    the same as when the request is still out, not an error."""
+    from huiyi.recall.team import TeamAsk
+    from huiyi.teamclient import TeamConfig
+
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(1)
+    try:
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        ask = TeamAsk(TeamConfig(url, "some-token"), "github.com/acme/api", 0.05)
+        ask.start("zanzibar", 5)
+        assert ask._thread is not None
+        ask._thread.join(5.0)  # a slow local search: the request has timed out by now
+        assert ask.result() == (
+            [],
+            "the team server did not answer within 50 ms: local results only",
+        )
+    finally:
+        silent.close()
+
+
 def test_plain_http_beyond_loopback_is_refused_without_the_flag() -> None:
     with pytest.raises(UsageError, match="refusing plain HTTP"):
         check_listen("0.0.0.0", tls=False, insecure_http=False)

@@ -38,6 +38,10 @@ class TeamError(HuiyiError):
     """The team server could not be reached, or refused a request (its message says why)."""
 
 
+class TeamTimeout(TeamError):
+    """The team server took the connection but sent no answer in the time given."""
+
+
 @dataclass(frozen=True)
 class TeamConfig:
     url: str
@@ -132,4 +136,6 @@ def post(config: TeamConfig, path: str, payload: dict[str, Any], *, seconds: flo
         raise TeamError(f"the team server {config.url} refused: {message}") from None
     except (urllib.error.URLError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", exc)
+        if isinstance(reason, TimeoutError):
+            raise TeamTimeout(f"the team server {config.url} did not answer in time") from None
         raise TeamError(f"the team server {config.url} did not answer ({reason})") from None

@@ -14,7 +14,7 @@ import time
 from typing import Any
 
 from huiyi.model import Hit, Kind
-from huiyi.teamclient import TeamConfig, TeamError, post
+from huiyi.teamclient import TeamConfig, TeamError, TeamTimeout, post
 
 #: reciprocal-rank constant of the fusion of local and team hits
 FUSION_K = 60
@@ -29,6 +29,7 @@ class TeamAsk:
         self.wait_seconds = wait_seconds
         self._hits: list[Hit] = []
         self._error: str | None = None
+        self._timed_out = False
         self._thread: threading.Thread | None = None
         self._started = 0.0
 
@@ -48,6 +49,8 @@ class TeamAsk:
                 seconds=max(self.wait_seconds, 0.05),
             )
             self._hits = [_hit(value) for value in answer.get("hits", [])]
+        except TeamTimeout:
+            self._timed_out = True
         except (TeamError, KeyError, TypeError, ValueError) as exc:
             self._error = str(exc)
 
@@ -58,7 +61,9 @@ class TeamAsk:
             return [], None
         left = self._started + self.wait_seconds - time.monotonic()
         self._thread.join(max(0.0, left))
-        if self._thread.is_alive():
+        if self._thread.is_alive() or self._timed_out:
+            # the request's own timeout is the wait, so a local search slower than the wait
+            # finds the thread ended by it: the same answer as one still waiting
             waited = round(self.wait_seconds * 1000)
             return [], f"the team server did not answer within {waited} ms: local results only"
         if self._error is not None:
