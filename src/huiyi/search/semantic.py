@@ -244,12 +244,16 @@ class Semantic:
         else:
             ids, matrix = self._vectors(conn, workspace, big if workspace is None else ())
         anns = tuple(index for index in held.values() if index is not None)
-        return Scorer(self.embedder, ids, matrix, anns, self._building_note(held, per))
+        note = self._building_note(held, per, alone=workspace is not None)
+        return Scorer(self.embedder, ids, matrix, anns, note)
 
-    def _building_note(self, held: dict[str, AnnIndex | None], per: dict[str, int]) -> str | None:
+    def _building_note(
+        self, held: dict[str, AnnIndex | None], per: dict[str, int], *, alone: bool
+    ) -> str | None:
         """What a search says of the approximate indexes being built in the background (None
-        when none is): a workspace without one is left out of the ranking meanwhile, one
-        outgrown is searched through the one it has."""
+        when none is): a workspace without one is left out of the ranking meanwhile (`alone`:
+        the search's only workspace, so the layer is skipped), one outgrown is searched
+        through the one it has."""
         with self._lock:
             building = sorted(w for w in held if w in self._building)
             failed = {w: self._failed[w][1] for w in held if w in self._failed}
@@ -259,7 +263,7 @@ class Semantic:
             return None
         count = sum(per[w] for w in building)
         missing = [w for w in building if held[w] is None]
-        if len(held) == 1 and missing:
+        if alone and missing:
             return (
                 f"semantic layer skipped: its approximate index of {count:,} vectors is being "
                 "built in the background (the other layers answer meanwhile)"
@@ -304,6 +308,8 @@ class Semantic:
                 held = self._build(conn, workspace, embedded)
                 if path is not None:
                     held.save(path)
+                with self._lock:
+                    self._failed.pop(workspace, None)
         if held is None:
             return None
         last = vectors.last_added(conn)
