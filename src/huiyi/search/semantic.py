@@ -301,15 +301,17 @@ class Semantic:
         if held is None and path is not None:
             with contextlib.suppress(FileNotFoundError):
                 held = AnnIndex.load(path, self.model, workspace, self.embedder.dim)
-        if held is None or held.stale(embedded):
-            if self.background and not wait:
-                self._build_later(conn, workspace, embedded)
-            else:
-                held = self._build(conn, workspace, embedded)
-                if path is not None:
-                    held.save(path)
-                with self._lock:
-                    self._failed.pop(workspace, None)
+        built = False
+        later = self.background and not wait
+        if (held is None or held.stale(embedded)) and not (
+            later and self._build_later(conn, workspace, embedded)
+        ):
+            held = self._build(conn, workspace, embedded)
+            if path is not None:
+                held.save(path)
+            built = True
+            with self._lock:
+                self._failed.pop(workspace, None)
         if held is None:
             return None
         last = vectors.last_added(conn)
@@ -321,20 +323,23 @@ class Semantic:
             held.added = last
         with self._lock:
             current = self._anns.get(workspace)
-            if current is None or current is held:  # not one built meanwhile
+            if built or current is None or current is held:  # not one built meanwhile
                 self._anns[workspace] = held
         return held
 
-    def _build_later(self, conn: sqlite3.Connection, workspace: str, embedded: int) -> None:
+    def _build_later(self, conn: sqlite3.Connection, workspace: str, embedded: int) -> bool:
         """Build the workspace's approximate index on a thread of its own, reading the vectors
         through a connection of its own, unless one is being built (or failed at this many
-        vectors); written to its file, then searched instead of the one held."""
+        vectors); written to its file, then searched instead of the one held. False for an
+        index with no file (in memory), which another connection cannot read."""
         from huiyi.search.ann import AnnError
 
         with self._lock:
             if workspace in self._building or self._failed.get(workspace, (-1, ""))[0] == embedded:
-                return
-        [(_, _, name)] = [d for d in conn.execute("PRAGMA database_list") if d[1] == "main"]
+                return True
+        [name] = [d[2] for d in conn.execute("PRAGMA database_list") if d[1] == "main"]
+        if not name:
+            return False
         path = self._path(workspace)
 
         def build() -> None:
@@ -360,9 +365,10 @@ class Semantic:
         thread = threading.Thread(target=build, name="huiyi-ann-build", daemon=True)
         with self._lock:
             if workspace in self._building:
-                return
+                return True
             self._building[workspace] = thread
         thread.start()
+        return True
 
     def building(self) -> list[str]:
         """The workspaces whose approximate index is being built in the background."""
