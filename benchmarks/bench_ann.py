@@ -49,7 +49,7 @@ def main() -> None:
     started = time.perf_counter()
     approximate = evaluate_set(evalset, layers=layers, baseline=False, index_home=args.index_home)
     numbers["approximate_run_s"] = round(time.perf_counter() - started, 1)
-    for one, other in zip(exact.runs, approximate.runs, strict=True):
+    for one, other in zip(exact.layers, approximate.layers, strict=True):
         before, after = one.scores.overall["hit@5"], other.scores.overall["hit@5"]
         numbers[f"{one.layer}_hit@5_exact"] = round(before, 4)
         numbers[f"{one.layer}_hit@5_approximate"] = round(after, 4)

@@ -188,3 +188,74 @@ def test_a_foreign_or_headless_file_is_refused_not_read(tmp_path: Path) -> None:
     with pytest.raises(ann.AnnError, match="no header"):
         ann.AnnIndex.load(path, "m", "/w/a", 64)
     assert ann.check(path) is not None
+
+
+def test_a_missing_index_is_built_in_the_background_while_searches_answer(
+    large: tuple[Path, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In a long-lived process a search of a large workspace without its approximate index
+    does not build it: the other layers answer, the search says the index is being built, and
+    once it is (and written beside the index) the semantic layer joins."""
+    logs, texts = large
+    monkeypatch.setattr(ann, "EXACT_BELOW", 500)
+    with Huiyi(embedder=FakeEmbedder()) as hy:
+        hy.index(readers=[LineReader(logs)])
+        hy.embed(batch=500)
+        [path] = hy.settings.db_path.with_suffix(".ann").glob("*.ivfpq")
+    path.unlink()
+    query = " ".join(texts[0].split()[:5])
+    with Huiyi(embedder=FakeEmbedder()) as hy:
+        hy.build_in_background()
+        semantic = hy.semantic
+        assert semantic is not None
+        first = hy.search(query, workspace="/w/a", layers=HYBRID, abstain=False)
+        assert first.hits  # the other layers answer meanwhile
+        assert "semantic" not in first.layers
+        [note] = [n for n in first.notes if "approximate index" in n]
+        assert "of 3,000 vectors is being built in the background" in note
+        assert semantic.settle(timeout=120)
+        assert ann.check(path) is None  # written whole beside the index
+        then = hy.search(query, workspace="/w/a", layers=HYBRID, abstain=False)
+        assert "semantic" in then.layers
+        assert not any("approximate index" in n for n in then.notes)
+        alone = hy.search(query, workspace="/w/a", layers=("semantic",))
+        assert alone.hits[0].session_id == "s000"
+
+
+def test_an_outgrown_index_is_searched_while_its_successor_is_built(
+    large: tuple[Path, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An index trained on a sixth of what the workspace now holds is still searched (with
+    the vectors saved since added to it) while a new one is built beside the searches."""
+    logs, texts = large
+    monkeypatch.setattr(ann, "EXACT_BELOW", 500)
+    monkeypatch.setattr(ann, "REBUILD_GROWTH", 2)
+    with Huiyi(embedder=FakeEmbedder()) as hy:
+        hy.index(readers=[LineReader(logs)])
+        hy.embed(batch=500, max_seconds=0.0)  # one batch: the index is trained on 500
+        [path] = hy.settings.db_path.with_suffix(".ann").glob("*.ivfpq")
+        from huiyi.store import vectors
+
+        rest = hy.conn.execute(
+            "SELECT e.id, event_text(e.text) FROM events e WHERE NOT EXISTS "
+            "(SELECT 1 FROM vectors v WHERE v.event_id = e.id)"
+        ).fetchall()
+        model = hy.semantic.model  # type: ignore[union-attr]
+        matrix = FakeEmbedder().embed_passages([text for _, text in rest])
+        with hy.conn:  # saved as another embedder would, without bringing the index up to date
+            vectors.save(hy.conn, model, [int(i) for i, _ in rest], matrix)
+    query = " ".join(texts[0].split()[:5])
+    with Huiyi(embedder=FakeEmbedder()) as hy:
+        hy.build_in_background()
+        semantic = hy.semantic
+        assert semantic is not None
+        first = hy.search(query, workspace="/w/a", layers=HYBRID, abstain=False)
+        assert "semantic" in first.layers
+        assert any("rebuilt in the background for 3,000" in n for n in first.notes)
+        alone = hy.search(query, workspace="/w/a", layers=("semantic",))
+        assert alone.hits[0].session_id == "s000"  # saved after the old index was written
+        assert semantic.settle(timeout=120)
+        assert ann.AnnIndex.load(path, model, "/w/a", FakeEmbedder().dim).trained == 3000
+        then = hy.search(query, workspace="/w/a", layers=HYBRID, abstain=False)
+        assert "semantic" in then.layers
+        assert not any("approximate index" in n for n in then.notes)

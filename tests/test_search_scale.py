@@ -320,3 +320,43 @@ def test_rows_read_with_a_larger_cap_answer_a_smaller_one(tmp_path: Path) -> Non
     assert len(wide[0]) == 30 and wide[0] == sorted(wide[0], reverse=True)
     assert narrow == [wide[1], wide[0][:10]]
     assert narrow[1] == sorted(plain, reverse=True)
+
+
+def test_passages_spread_over_the_history_are_looked_up_where_they_are(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The words each of a few passages far apart holds (a semantic layer's candidates lie all
+    over a large history) are counted exactly, from rows near those passages: the rows read do
+    not grow with the history between them."""
+    monkeypatch.setattr(abstention, "DF_CAP", 10)
+    read: list[int] = []
+    real = queries.fts_rows
+
+    def counting(conn: object, asked: list[tuple[str, int, int]]) -> list[tuple[int, int]]:
+        found = real(conn, asked)  # type: ignore[arg-type]
+        read.append(len(found))
+        return found
+
+    counts = []
+    for size in (400, 3_200):
+        texts = [f"{COMMON[n % 8]} {COMMON[(n + 3) % 8]} note" for n in range(size)]
+        with _index(tmp_path / f"logs{size}", texts) as hy:
+            held = {
+                rowid: set(tokens(text))
+                for rowid, text in hy.conn.execute("SELECT id, text FROM events ORDER BY id")
+            }
+            spread = sorted(held)[: size - 50 : size // 8]  # eight passages, none of the newest
+            query = parse_query("deploy retry cache")
+            read.clear()
+            monkeypatch.setattr(queries, "fts_rows", counting)
+            shares, _ = abstention.passage_shares(hy.store, query, "/w/a", spread)
+            monkeypatch.setattr(queries, "fts_rows", real)
+            words = ("deploy", "retry", "cache")
+            assert {r: shares[r] > 0 for r in spread} == {
+                r: any(w in held[r] for w in words) for r in spread
+            }
+            assert any(0 < shares[r] < 1 for r in spread)
+            counts.append(sum(read))
+    # one range from the oldest passage to the newest read 8 times as many rows at 8 times the
+    # history (every row of each word between them)
+    assert 0 < counts[1] <= counts[0]

@@ -133,6 +133,7 @@ class Huiyi:
         self._meaning: Meaning | None = None
         self._meaning_lock = threading.Lock()
         self._semantic_failed: str | None = None
+        self._background = False
         self._embed_queue: EmbedQueue | None = None
         self._worker: ThreadPoolExecutor | None = None
         self._worker_thread: threading.Thread | None = None
@@ -346,6 +347,7 @@ class Huiyi:
             if isinstance(layer, str):
                 self._semantic_failed = layer
                 return None
+            layer.background = self._background
             self._semantic = layer
         return self._semantic
 
@@ -363,6 +365,15 @@ class Huiyi:
                     return None
                 self._meaning = Meaning(semantic.embedder.embed_passages)
             return self._meaning
+
+    def build_in_background(self) -> None:
+        """For a long-lived process (the warm service, an MCP server): an approximate semantic
+        index that is missing or outgrown is built on a thread of its own, not inside the
+        search or the embedding step that finds it so; meanwhile searches use what there is
+        and say so. A command that exits when it is done builds it then and there."""
+        self._background = True
+        if self._semantic is not None:
+            self._semantic.background = True
 
     def coverage(
         self, workspace: str | Path | None = None, *, all_workspaces: bool = False

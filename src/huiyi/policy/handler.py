@@ -89,6 +89,8 @@ class RequestHandler:
         worker thread is started."""
         self.hy = hy
         self._run: Callable[[Callable[[], Any]], Any] = hy.in_worker if threaded else _now
+        if threaded:  # a server: a large index is built beside the requests, not in one
+            hy.build_in_background()
         self._finder_for = finder_for or self._finder
         self._tools: McpTools | None = None
         self._hooks: Hooks | None = None

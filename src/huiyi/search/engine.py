@@ -522,5 +522,9 @@ def _start_semantic(
     if hybrid and note is not None:
         notes.append(note)
     scorer = semantic.scorer(conn, flt.workspace)
+    if scorer.note is not None:  # an approximate index being built in the background
+        notes.append(scorer.note)
+        if scorer.note.startswith(SKIPPED):
+            return None
     span = gate.span if hybrid and gate.span is not None and not gate.span.whole else None
     return _SemanticThread(scorer, text, depth * 3, span)

@@ -161,6 +161,12 @@ class Semantic:
         self._anns: dict[str, AnnIndex] = {}
         self._spans: dict[str, tuple[int, int, vectors.Span | None]] = {}
         self._lock = threading.Lock()
+        #: build a missing or stale approximate index on a thread of its own, not in the
+        #: search or the embedding step that finds it so (a long-lived process: the warm
+        #: service, an MCP server; `Huiyi.build_in_background`)
+        self.background = False
+        self._building: dict[str, threading.Thread] = {}
+        self._failed: dict[str, tuple[int, str]] = {}
 
     @property
     def model(self) -> str:
@@ -230,12 +236,47 @@ class Semantic:
             return Scorer(self.embedder, *self._vectors(conn, workspace))
         per = vectors.embedded_per_workspace(local, self.model)
         big = sorted(w for w, n in per.items() if n >= max(1, self.exact_below))
+        held = {w: self.index(local, w, per[w]) for w in (big if workspace is None else ())}
         if workspace is not None and workspace in big:
+            held[workspace] = self.index(local, workspace, per[workspace])
             empty = (np.zeros(0, dtype=np.int64), np.zeros((0, self.embedder.dim), np.float32))
-            return Scorer(self.embedder, *empty, (self.index(local, workspace, per[workspace]),))
-        ids, matrix = self._vectors(conn, workspace, big if workspace is None else ())
-        anns = tuple(self.index(local, w, per[w]) for w in big) if workspace is None else ()
-        return Scorer(self.embedder, ids, matrix, anns)
+            ids, matrix = empty
+        else:
+            ids, matrix = self._vectors(conn, workspace, big if workspace is None else ())
+        anns = tuple(index for index in held.values() if index is not None)
+        note = self._building_note(held, per, alone=workspace is not None)
+        return Scorer(self.embedder, ids, matrix, anns, note)
+
+    def _building_note(
+        self, held: dict[str, AnnIndex | None], per: dict[str, int], *, alone: bool
+    ) -> str | None:
+        """What a search says of the approximate indexes being built in the background (None
+        when none is): a workspace without one is left out of the ranking meanwhile (`alone`:
+        the search's only workspace, so the layer is skipped), one outgrown is searched
+        through the one it has."""
+        with self._lock:
+            building = sorted(w for w in held if w in self._building)
+            failed = {w: self._failed[w][1] for w in held if w in self._failed}
+        if failed:
+            return "; ".join(f"semantic layer: {why}" for why in failed.values())
+        if not building:
+            return None
+        count = sum(per[w] for w in building)
+        missing = [w for w in building if held[w] is None]
+        if alone and missing:
+            return (
+                f"semantic layer skipped: its approximate index of {count:,} vectors is being "
+                "built in the background (the other layers answer meanwhile)"
+            )
+        if missing:
+            return (
+                f"semantic layer leaves out {len(missing)} workspace(s) whose approximate index "
+                "is being built in the background"
+            )
+        return (
+            f"semantic layer through an approximate index trained at fewer vectors, rebuilt "
+            f"in the background for {count:,}"
+        )
 
     # -- the approximate indexes -----------------------------------------------------------
 
@@ -244,9 +285,14 @@ class Semantic:
 
         return None if self.ann_dir is None else path_for(self.ann_dir, self.model, workspace)
 
-    def index(self, conn: sqlite3.Connection, workspace: str, embedded: int) -> AnnIndex:
+    def index(
+        self, conn: sqlite3.Connection, workspace: str, embedded: int, *, wait: bool = False
+    ) -> AnnIndex | None:
         """The workspace's approximate index with every vector saved so far: the one in
-        memory, else its file, else built now; what was saved since is added."""
+        memory, else its file, else built now; what was saved since is added.
+
+        With `background` (and not `wait`), one missing or stale is built on a thread of its
+        own instead (`building`): meanwhile this returns the stale one, or None."""
         from huiyi.search.ann import AnnIndex
 
         with self._lock:
@@ -255,21 +301,88 @@ class Semantic:
         if held is None and path is not None:
             with contextlib.suppress(FileNotFoundError):
                 held = AnnIndex.load(path, self.model, workspace, self.embedder.dim)
-        if held is None or held.stale(embedded):
+        built = False
+        later = self.background and not wait
+        if (held is None or held.stale(embedded)) and not (
+            later and self._build_later(conn, workspace, embedded)
+        ):
             held = self._build(conn, workspace, embedded)
             if path is not None:
                 held.save(path)
-        else:
-            last = vectors.last_added(conn)
-            if last > held.added:
-                ids, matrix = vectors.added_since(
-                    conn, self.model, workspace, held.added, self.embedder.dim
-                )
-                held.add(ids, matrix)
-                held.added = last
+            built = True
+            with self._lock:
+                self._failed.pop(workspace, None)
+        if held is None:
+            return None
+        last = vectors.last_added(conn)
+        if last > held.added:
+            ids, matrix = vectors.added_since(
+                conn, self.model, workspace, held.added, self.embedder.dim
+            )
+            held.add(ids, matrix)
+            held.added = last
         with self._lock:
-            self._anns[workspace] = held
+            current = self._anns.get(workspace)
+            if built or current is None or current is held:  # not one built meanwhile
+                self._anns[workspace] = held
         return held
+
+    def _build_later(self, conn: sqlite3.Connection, workspace: str, embedded: int) -> bool:
+        """Build the workspace's approximate index on a thread of its own, reading the vectors
+        through a connection of its own, unless one is being built (or failed at this many
+        vectors); written to its file, then searched instead of the one held. False for an
+        index with no file (in memory), which another connection cannot read."""
+        from huiyi.search.ann import AnnError
+
+        with self._lock:
+            if workspace in self._building or self._failed.get(workspace, (-1, ""))[0] == embedded:
+                return True
+        [name] = [d[2] for d in conn.execute("PRAGMA database_list") if d[1] == "main"]
+        if not name:
+            return False
+        path = self._path(workspace)
+
+        def build() -> None:
+            try:
+                own = db.connect(Path(name), readonly=True)
+                try:
+                    built = self._build(own, workspace, embedded)
+                finally:
+                    own.close()
+                if path is not None:
+                    built.save(path)
+                with self._lock:
+                    self._anns[workspace] = built
+                    self._failed.pop(workspace, None)
+            except (HuiyiError, AnnError, OSError, sqlite3.Error, RuntimeError) as exc:
+                why = f"its approximate index could not be built ({exc})"
+                with self._lock:
+                    self._failed[workspace] = (embedded, why)
+            finally:
+                with self._lock:
+                    self._building.pop(workspace, None)
+
+        thread = threading.Thread(target=build, name="huiyi-ann-build", daemon=True)
+        with self._lock:
+            if workspace in self._building:
+                return True
+            self._building[workspace] = thread
+        thread.start()
+        return True
+
+    def building(self) -> list[str]:
+        """The workspaces whose approximate index is being built in the background."""
+        with self._lock:
+            return sorted(self._building)
+
+    def settle(self, timeout: float | None = None) -> bool:
+        """Wait for the approximate indexes being built in the background; whether none is
+        left building."""
+        with self._lock:
+            threads = list(self._building.values())
+        for thread in threads:
+            thread.join(timeout)
+        return not self.building()
 
     def _build(self, conn: sqlite3.Connection, workspace: str, embedded: int) -> AnnIndex:
         """Train an index on a sample of the workspace's vectors, then add them all, reading
@@ -293,12 +406,14 @@ class Semantic:
     def sync(self, conn: sqlite3.Connection, *, rebuild: bool = False) -> list[str]:
         """Bring every large workspace's approximate index up to date with the vectors and
         write the files that gained much since they were written; returns the workspaces it
-        brought up to date. `Huiyi.embed` runs it after each run, `huiyi doctor --repair` with
+        brought up to date (with `background`, one missing or outgrown is built on a thread of
+        its own instead). `Huiyi.embed` runs it after each run, `huiyi doctor --repair` with
         `rebuild`: every file is removed first (a rebuilt index numbers its events anew, so an
         old file's ids would name other messages) and built again from the vectors."""
         from huiyi.search import ann
 
         if rebuild:
+            self.settle()  # a build under way read what the rebuild replaces
             with self._lock:
                 self._anns.clear()
             if self.ann_dir is not None and self.ann_dir.is_dir():
@@ -311,12 +426,14 @@ class Semantic:
                 continue
             path = self._path(workspace)
             try:
-                held = self.index(conn, workspace, n)
+                held = self.index(conn, workspace, n, wait=rebuild)
             except ann.AnnError:
                 if path is None:
                     raise
                 path.unlink()  # damaged: built again from the vectors
-                held = self.index(conn, workspace, n)
+                held = self.index(conn, workspace, n, wait=rebuild)
+            if held is None:  # being built in the background
+                continue
             if path is not None and (held.unsaved > max(5_000, held.size // 20) or rebuild):
                 held.save(path)
             written.append(workspace)
@@ -362,8 +479,11 @@ class Scorer:
         ids: npt.NDArray[np.int64],
         matrix: npt.NDArray[np.float32],
         anns: Sequence[AnnIndex] = (),
+        note: str | None = None,
     ) -> None:
         self.embedder, self.ids, self.matrix, self.anns = embedder, ids, matrix, tuple(anns)
+        #: what the search says of what it ranks by (an approximate index being built)
+        self.note = note
         self._query: npt.NDArray[np.float32] | None = None
         self._candidates: list[int] = []
 

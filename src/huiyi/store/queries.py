@@ -309,13 +309,20 @@ def fts_rows(
 ) -> list[tuple[int, int]]:
     """(index into `asked`, rowid) of every row matching each `(expression, lowest, highest)`
     from its lowest to its highest rowid, all in one statement (no BM25: nothing is counted)."""
-    if not asked:
-        return []
-    sql = " UNION ALL ".join(
-        f"SELECT {n}, rowid FROM event_fts WHERE event_fts MATCH ? AND rowid BETWEEN ? AND ?"
-        for n in range(len(asked))
-    )
-    return conn.execute(sql, [v for a in asked for v in a]).fetchall()
+    out: list[tuple[int, int]] = []
+    for start in range(0, len(asked), _COMPOUND):  # SQLite joins at most 500 in one statement
+        part = asked[start : start + _COMPOUND]
+        sql = " UNION ALL ".join(
+            f"SELECT {start + n}, rowid FROM event_fts "
+            "WHERE event_fts MATCH ? AND rowid BETWEEN ? AND ?"
+            for n in range(len(part))
+        )
+        out.extend(conn.execute(sql, [v for a in part for v in a]).fetchall())
+    return out
+
+
+#: SELECTs joined by UNION ALL in one statement (SQLite's limit is 500)
+_COMPOUND = 400
 
 
 def in_workspace(conn: sqlite3.Connection, rowids: Sequence[int], workspace: str) -> set[int]:
