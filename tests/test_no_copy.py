@@ -1,0 +1,190 @@
+"""No-copy mode (`keepText = false`): the index keeps no text of the conversation, and every exit
+reads it from the log again; a log that is gone leaves nothing, and nothing crashes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from huiyi import Huiyi
+from huiyi.cli.root import main
+from huiyi.model import CallerContext
+from huiyi.store.readthrough import GONE_NOTE
+from tests.builders.claude import assistant, user, write_transcript
+
+CWD = "/home/ana/api"
+OTHER_CWD = "/home/ana/web"
+ENGLISH = "zebrafinch migration backfill"
+CHINESE = "鸬鹚数据迁移回填"
+TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+
+def _history(home: Path) -> Path:
+    path = write_transcript(
+        home / ".claude",
+        CWD,
+        [
+            user(f"we planned the {ENGLISH} for the orders table"),
+            assistant(f"好的，{CHINESE}放在周五晚上做，先备份。"),
+            user(f"the deploy key is {TOKEN}, keep it out of logs"),
+            assistant("noted; rotate it after the backfill"),
+        ],
+    )
+    write_transcript(
+        home / ".claude",
+        OTHER_CWD,
+        [user("what colour should the login button be"), assistant("blue, like the logo")],
+        session_id="0a0b0c0d-1111-4222-8333-444455556666",
+    )
+    return path
+
+
+def _index(monkeypatch: pytest.MonkeyPatch, *, keep: bool) -> None:
+    monkeypatch.setenv("HUIYI_KEEP_TEXT", "true" if keep else "false")
+    with Huiyi() as hy:
+        hy.index()
+        hy.embed()
+
+
+def _bytes_under(home: Path) -> list[tuple[Path, bytes]]:
+    return [(p, p.read_bytes()) for p in sorted(home.rglob("*")) if p.is_file()]
+
+
+def _planted(data: bytes) -> list[str]:
+    """The planted phrases `data` spells out. (Single words are another matter: the full-text
+    index keeps its terms, so without keyed tokens a word can be found in the file, never the
+    phrase or message it was said in.)"""
+    found = []
+    for phrase in (ENGLISH, CHINESE, "we planned the", "先备份", TOKEN):
+        for encoding in ("utf-8", "utf-16-le"):
+            if phrase.encode(encoding) in data:
+                found.append(f"{phrase} ({encoding})")
+    return found
+
+
+def test_the_planted_phrases_are_nowhere_under_huiyi_home_yet_found_and_shown(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _history(isolated_home)
+    _index(monkeypatch, keep=False)
+    with Huiyi() as hy:
+        assert not hy.keeps_text
+        english = hy.search("zebrafinch backfill", workspace=CWD)
+        chinese = hy.search("鸬鹚数据迁移", workspace=CWD)
+        assert english.hits and "zebrafinch" in english.hits[0].snippet
+        assert chinese.hits and "鸬鹚" in chinese.hits[0].snippet
+        recall = hy.recall(CallerContext(CWD, None))
+        hit = chinese.hits[0]
+        shown = recall.expand(hit.seq, session_id=hit.session_id).text
+        assert CHINESE in shown and ENGLISH in shown
+        assert TOKEN not in shown  # the same safety exit: the key is masked
+        assert [e.text for e in hy.read(hit.session_id) if CHINESE in e.text]
+        hy.conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        # everything on disk while the index is open (its -wal and -shm too), and after
+        leaks = [(p.name, _planted(data)) for p, data in _bytes_under(isolated_home / ".huiyi")]
+        assert [leak for leak in leaks if leak[1]] == []
+    leaks = [(p.name, _planted(data)) for p, data in _bytes_under(isolated_home / ".huiyi")]
+    assert [leak for leak in leaks if leak[1]] == []
+    cli = CliRunner().invoke(main, ["search", "zebrafinch", "--workspace", CWD])
+    assert cli.exit_code == 0, cli.output
+    assert "zebrafinch" in cli.output
+
+
+def test_a_deleted_log_leaves_nothing_through_any_exit_and_doctor_counts_it(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _history(isolated_home)
+    _index(monkeypatch, keep=False)
+    with Huiyi() as hy:
+        session = hy.search("zebrafinch", workspace=CWD).hits[0].session_id
+    path.unlink()
+    with Huiyi() as hy:
+        result = hy.search("zebrafinch backfill", workspace=CWD)
+        assert not [h for h in result.hits if "zebrafinch" in h.snippet]
+        assert all("zebrafinch" not in h.snippet for h in result.hits)
+        found = hy.search("鸬鹚数据迁移", workspace=CWD, abstain=False)
+        assert all(CHINESE not in h.snippet for h in found.hits)
+        if found.hits or result.hits:
+            assert any(GONE_NOTE in note for note in (*result.notes, *found.notes))
+        assert all(CHINESE not in e.text for e in hy.read(session))
+        recall = hy.recall(CallerContext(CWD, None))
+        for out in (
+            recall.history("zebrafinch backfill").text,
+            recall.expand(1, session_id=session).text,
+            recall.session_read(session).text,
+        ):
+            assert "orders table" not in out and CHINESE not in out, out
+        report = hy.doctor()
+        assert report["no_copy"]["gone"] == 4
+        # the other log is still there and still read
+        assert hy.search("login button colour", workspace=OTHER_CWD).hits
+    show = CliRunner().invoke(main, ["show", session])
+    assert "zebrafinch" not in show.output and "Traceback" not in show.output
+    doctor = CliRunner().invoke(main, ["doctor"])
+    assert doctor.exit_code in (0, 1) and "4 of them gone" in doctor.output
+
+
+def test_both_modes_rank_alike(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _history(isolated_home)
+    queries = ["zebrafinch backfill", "鸬鹚数据迁移", "deploy key", "rotate", "orders table"]
+    rankings = {}
+    for keep in (True, False):
+        monkeypatch.setenv("HUIYI_HOME", str(isolated_home / f".huiyi-{keep}"))
+        _index(monkeypatch, keep=keep)
+        with Huiyi() as hy:
+            assert hy.keeps_text is keep
+            rankings[keep] = [
+                [(h.session_id, h.seq, h.snippet) for h in hy.search(q, workspace=CWD).hits]
+                for q in queries
+            ]
+    assert rankings[True] == rankings[False]
+
+
+def test_switching_on_removes_the_text_and_off_reads_it_back(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _history(isolated_home)
+    _index(monkeypatch, keep=True)
+    index = isolated_home / ".huiyi" / "index.db"
+    monkeypatch.delenv("HUIYI_KEEP_TEXT")
+    on = CliRunner().invoke(main, ["no-copy", "on"])
+    assert on.exit_code == 0, on.output
+    assert "removed the text of" in on.output and "vacuumed" in on.output
+    assert _planted(index.read_bytes()) == []
+    with Huiyi() as hy:
+        assert not hy.keeps_text
+        assert "zebrafinch" in hy.search("zebrafinch", workspace=CWD).hits[0].snippet
+    off = CliRunner().invoke(main, ["no-copy", "off"])
+    assert off.exit_code == 0, off.output
+    assert "read the text of 6 events back" in off.output
+    with Huiyi() as hy:
+        assert hy.keeps_text
+        (session,) = [s for s in hy.sessions(workspace=CWD)]
+        assert "zebrafinch" in session.title
+    for path in (isolated_home / ".claude").rglob("*.jsonl"):
+        path.unlink()
+    with Huiyi() as hy:  # kept again: the text outlives its log
+        assert "zebrafinch" in hy.search("zebrafinch", workspace=CWD).hits[0].snippet
+
+
+def test_a_mode_the_index_was_not_made_in_is_warned_about_not_applied(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _history(isolated_home)
+    _index(monkeypatch, keep=True)
+    monkeypatch.setenv("HUIYI_KEEP_TEXT", "false")
+    with Huiyi() as hy:
+        report = hy.index()
+        assert hy.keeps_text
+        assert any("huiyi no-copy on" in w for w in report.warnings)
+
+
+def test_index_no_copy_makes_a_first_index_keep_no_text(isolated_home: Path) -> None:
+    _history(isolated_home)
+    out = CliRunner().invoke(main, ["index", "--no-copy", "--no-embed"])
+    assert out.exit_code == 0, out.output
+    with Huiyi() as hy:
+        assert not hy.keeps_text
+    assert _planted((isolated_home / ".huiyi" / "index.db").read_bytes()) == []
