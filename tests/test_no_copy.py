@@ -3,6 +3,8 @@ reads it from the log again; a log that is gone leaves nothing, and nothing cras
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -12,7 +14,11 @@ from huiyi import Huiyi
 from huiyi.cli.root import main
 from huiyi.model import CallerContext
 from huiyi.store.readthrough import GONE_NOTE
+from tests import test_hooks as hooks
+from tests import test_privacy as privacy
 from tests.builders.claude import assistant, user, write_transcript
+from tests.test_no_secret_leaves import PLACES, every_output, write_world
+from tests.test_redact import FAMILIES
 
 CWD = "/home/ana/api"
 OTHER_CWD = "/home/ana/web"
@@ -188,3 +194,100 @@ def test_index_no_copy_makes_a_first_index_keep_no_text(isolated_home: Path) -> 
     with Huiyi() as hy:
         assert not hy.keeps_text
     assert _planted((isolated_home / ".huiyi" / "index.db").read_bytes()) == []
+
+
+# -- the safety suites in this mode ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("place", PLACES)
+def test_a_secret_anywhere_in_a_session_never_reaches_any_output_in_this_mode(
+    place: str, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`test_no_secret_leaves` in no-copy mode, one family per place (a DSH history: zstd
+    frames and a compaction read again through every exit)."""
+    monkeypatch.setenv("HUIYI_KEEP_TEXT", "false")
+    _, secret = FAMILIES[0]
+    cwd = write_world(isolated_home, secret, place, "数据库 before", "回滚 after")
+    everything = every_output(cwd, monkeypatch)
+    with Huiyi() as hy:
+        assert not hy.keeps_text
+    assert "marker" in everything
+    assert secret not in everything
+    assert _planted((isolated_home / ".huiyi" / "index.db").read_bytes()) == []
+
+
+def _privacy_cases() -> list[object]:
+    cases: list[object] = [
+        pytest.param(privacy.test_a_marked_title_hides_the_session_everywhere, m, id=f"title-{i}")
+        for i, m in enumerate(privacy.MARKERS[:3])
+    ]
+    cases += [
+        pytest.param(privacy.test_a_marked_first_message_hides_a_session_without_a_title, m)
+        for m in privacy.MARKERS[:2]
+    ]
+    cases += [
+        pytest.param(test, None, id=test.__name__)
+        for test in (
+            privacy.test_a_marker_in_a_later_message_or_without_brackets_hides_nothing,
+            privacy.test_a_private_title_replaced_within_one_read_keeps_the_session_private,
+            privacy.test_a_claude_private_title_replaced_within_one_read_keeps_the_session_private,
+            privacy.test_a_rewritten_log_without_the_marker_does_not_unhide_the_session,
+            privacy.test_a_session_turns_private_in_a_later_incremental_read,
+            privacy.test_forget_removes_a_private_session_and_nothing_unmarks_one,
+            privacy.test_a_child_of_a_visible_session_stays_visible,
+            privacy.test_private_sessions_are_never_embedded,
+        )
+    ]
+    return cases
+
+
+@pytest.mark.parametrize(("case", "marker"), _privacy_cases())
+def test_private_sessions_stay_private_in_this_mode(
+    case: Callable[..., None],
+    marker: str | None,
+    isolated_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The privacy suite's cases, run again with `keepText = false`."""
+    monkeypatch.setenv("HUIYI_KEEP_TEXT", "false")
+    if marker is None:
+        case(isolated_home)
+    else:
+        case(isolated_home, marker)
+    with Huiyi() as hy:
+        assert not hy.keeps_text  # the case really ran in this mode
+
+
+def test_a_hook_recalls_through_the_log_and_leaves_no_text_behind(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HUIYI_SERVICE", "off")
+    monkeypatch.setenv("HUIYI_KEEP_TEXT", "false")
+    project = isolated_home / "shop"
+    (project / ".git").mkdir(parents=True)
+    hooks.earlier_session(isolated_home, project)
+    payload = hooks.claude_input(project, prompt="DJYHFS kumquat migration")
+    text = hooks.context(hooks.hook("UserPromptSubmit", payload), "UserPromptSubmit")
+    assert "why did the kumquat migration fail?" in text
+    with Huiyi() as hy:
+        assert not hy.keeps_text
+    said = ("why did the kumquat migration fail", "hit a lock timeout")
+    for path, data in _bytes_under(isolated_home / ".huiyi"):
+        assert not [s for s in said if s.encode() in data], path.name
+
+
+def test_huiyi_eval_ranks_the_golden_set_alike_in_both_modes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    golden = Path(__file__).parent / "golden" / "huiyi-golden.json"
+    rankings = {}
+    for keep in ("true", "false"):
+        monkeypatch.setenv("HUIYI_KEEP_TEXT", keep)
+        args = ["eval", "golden", str(golden), "--json", "--embedder", "fake"]
+        result = CliRunner().invoke(main, [*args, "--limit-queries", "24"])
+        assert result.exit_code == 0, result.output
+        report = json.loads(result.stdout)
+        for metrics in report["metrics"].values():
+            metrics.pop("latency_ms_p50"), metrics.pop("latency_ms_p95")
+        rankings[keep] = (report["metrics"], report["queries"])
+    assert rankings["true"] == rankings["false"]

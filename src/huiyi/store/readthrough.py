@@ -47,7 +47,7 @@ DIGEST_BYTES = 16
 #: what an exit says of the events it dropped because their log is gone or changed
 GONE_NOTE = "the log is gone; huiyi keeps no copy of it in this mode"
 #: logs whose texts are kept in memory, the most recently asked first
-CACHED_FILES = 8
+CACHED_FILES = 64
 
 #: the readers a read-through asks, by source (set by whoever opened the index)
 ReaderSource = Callable[[], Iterable["Reader"]]
