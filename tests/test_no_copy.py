@@ -291,3 +291,19 @@ def test_huiyi_eval_ranks_the_golden_set_alike_in_both_modes(
             metrics.pop("latency_ms_p50"), metrics.pop("latency_ms_p95")
         rankings[keep] = (report["metrics"], report["queries"])
     assert rankings["true"] == rankings["false"]
+
+
+def test_a_log_changed_since_it_was_indexed_shows_nothing_of_what_changed(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _history(isolated_home)
+    _index(monkeypatch, keep=False)
+    path.write_text(path.read_text(encoding="utf-8").replace(CHINESE, "别的内容"), "utf-8")
+    with Huiyi() as hy:
+        found = hy.search("鸬鹚数据迁移", workspace=CWD, abstain=False)
+        assert all("鸬鹚" not in h.snippet and "别的" not in h.snippet for h in found.hits)
+        session = hy.search("zebrafinch", workspace=CWD).hits[0].session_id
+        texts = [e.text for e in hy.read(session)]
+        assert ENGLISH in " ".join(texts)  # the records that did not change are still shown
+        assert not [t for t in texts if "鸬鹚" in t or "别的内容" in t]
+        assert hy.doctor()["no_copy"]["gone"] == 1

@@ -118,7 +118,6 @@ class Ingestor:
         self._codec = textpack.codec(conn)
         #: no-copy mode: events keep a locator of their text, sessions no title or first message
         self._no_copy = readthrough.no_copy(conn)
-        self._codec.through.forget()  # the logs are read again, and may change meanwhile
         self._codec.reset()  # a long-lived connection: another may have trained one since
         self._unpacked = 0  # texts written as they are, worth packing, since the last try
         self._key_text_uids()

@@ -13,9 +13,10 @@ whose text has that digest, and gives the text back; the safety exit downstream 
 as any kept text. A log that is gone, or no longer holds a text with that digest (it changed),
 gives "" and is counted in `ReadThrough.gone`: the exits drop such events with `GONE_NOTE`.
 
-A log is read whole and its texts kept by digest for the next asks (`CACHED_FILES` logs, for as
-long as their size, inode and mtime stay the same), so a search reading the snippets of a few
-hits from one session reads its log once.
+A log is read whole and its texts kept by digest in memory, never on disk, for the next asks
+(up to `CACHED_CHARS` characters of the logs most recently asked, each for as long as its size,
+inode and mtime stay the same): a search reads the texts of its candidates, often from dozens of
+logs, and the warm service answers the next search from memory.
 """
 
 from __future__ import annotations
@@ -46,8 +47,9 @@ MARK = 0
 DIGEST_BYTES = 16
 #: what an exit says of the events it dropped because their log is gone or changed
 GONE_NOTE = "the log is gone; huiyi keeps no copy of it in this mode"
-#: logs whose texts are kept in memory, the most recently asked first
-CACHED_FILES = 64
+#: characters of log texts kept in memory (the logs most recently asked); one log is kept
+#: whatever its size
+CACHED_CHARS = 16_000_000
 
 #: the readers a read-through asks, by source (set by whoever opened the index)
 ReaderSource = Callable[[], Iterable["Reader"]]
@@ -131,9 +133,10 @@ class ReadThrough:
 
     def __init__(self, connection: Callable[[], sqlite3.Connection | None]) -> None:
         self._connection = connection
-        self._files: OrderedDict[int, tuple[tuple[int, int, int], Mapping[bytes, str]]] = (
+        self._files: OrderedDict[int, tuple[tuple[int, int, int], Mapping[bytes, str], int]] = (
             OrderedDict()
         )
+        self._chars = 0
         #: located texts asked for whose log is gone or changed, since `reset_gone`
         self.gone = 0
 
@@ -162,7 +165,7 @@ class ReadThrough:
         try:
             st = os.stat(path)
         except OSError:
-            self._files.pop(file_id, None)
+            self._drop(file_id)
             return {}
         stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
         cached = self._files.get(file_id)
@@ -171,14 +174,23 @@ class ReadThrough:
             return cached[1]
         reader = _reader(row[1], path)
         texts = {} if reader is None else read_texts(reader, path)
-        self._files[file_id] = (stamp, texts)
-        while len(self._files) > CACHED_FILES:
-            self._files.popitem(last=False)
+        self._drop(file_id)
+        size = sum(map(len, texts.values()))
+        self._files[file_id] = (stamp, texts, size)
+        self._chars += size
+        while self._chars > CACHED_CHARS and len(self._files) > 1:
+            self._chars -= self._files.popitem(last=False)[1][2]
         return texts
+
+    def _drop(self, file_id: int) -> None:
+        kept = self._files.pop(file_id, None)
+        if kept is not None:
+            self._chars -= kept[2]
 
     def forget(self) -> None:
         """Drop the kept texts (the logs may have changed)."""
         self._files.clear()
+        self._chars = 0
 
 
 def read_texts(reader: Reader, path: Path) -> dict[bytes, str]:
