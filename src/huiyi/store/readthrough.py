@@ -21,7 +21,6 @@ logs, and the warm service answers the next search from memory.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sqlite3
 from collections import OrderedDict
@@ -56,7 +55,10 @@ ReaderSource = Callable[[], Iterable["Reader"]]
 
 
 def digest(text: str) -> bytes:
-    """The digest a locator keeps of `text`."""
+    """The digest a locator keeps of `text` (`hashlib` is imported here: a search that reads no
+    locator never needs it)."""
+    import hashlib
+
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=DIGEST_BYTES).digest()
 
 
