@@ -24,7 +24,7 @@ from huiyi.config import Settings
 from huiyi.errors import BusyError, HuiyiError, NotFoundError, UsageError
 from huiyi.model import CallerContext, Event, Hit, Session, kinds_to_read
 from huiyi.search.engine import MODEL_LOAD_SECONDS, Filter, SearchResult, search
-from huiyi.store import db, queries
+from huiyi.store import db, queries, readthrough
 from huiyi.store.index import Index, SqliteIndex
 from huiyi.store.queries import SessionRow
 from huiyi.toolspec import query_too_long
@@ -147,7 +147,25 @@ class Huiyi:
         if self._conn is None:
             self.settings.ensure_home()
             self._conn = db.connect(self.settings.db_path)
+            readthrough.use_readers(self._log_readers)
         return self._conn
+
+    def _log_readers(self) -> Sequence[Reader]:
+        """The readers no-copy mode reads the logs again with (`store.readthrough`)."""
+        from huiyi.sources import default_readers
+
+        return default_readers(self.settings)
+
+    @property
+    def keeps_text(self) -> bool:
+        """Whether the index keeps the text of every event (False: no-copy mode)."""
+        return not readthrough.no_copy(self.conn)
+
+    def _gone(self) -> int:
+        """Texts asked for since the last call whose log is gone or changed (no-copy mode)."""
+        from huiyi.store import textpack
+
+        return textpack.codec(self.conn).through.reset_gone()
 
     @property
     def store(self) -> Index:
@@ -249,6 +267,7 @@ class Huiyi:
             if check and (found := health.quick_check(conn)) != "ok":
                 report.warnings.append(db.damaged_message(path, found))
             with db.writer_lock(self.settings.lock_path, timeout=lock_timeout):
+                self._settle_mode(report)
                 ingestor = Ingestor(conn)
                 held = compact.events_held(conn)
                 for reader in chosen:
@@ -260,6 +279,36 @@ class Huiyi:
                     compact.compact(conn)
         report.seconds = time.perf_counter() - started
         return report
+
+    def _settle_mode(self, report: IndexReport) -> None:
+        """A first index keeps no text when `keepText` is false; an index made in the other
+        mode stays in it, and a warning names the command that switches it."""
+        warning = readthrough.settle(self.conn, keep_text=self.settings.keep_text)
+        if warning is not None:
+            report.warnings.append(warning)
+
+    def switch_no_copy(self, on: bool, *, lock_timeout: float = 120.0) -> dict[str, int]:
+        """Turn no-copy mode on (remove every kept text, title and first message, then vacuum
+        the file) or off (read the text of every event back from the logs that still hold it).
+        Returns what it did: `texts` replaced or read back, `titles` dropped, `gone` left
+        without text, `bytes_before` and `bytes_after` of the index file."""
+        conn, path = self.conn, self.settings.db_path
+        before = _index_bytes(path)
+        with db.faults(conn, path), db.writer_lock(self.settings.lock_path, timeout=lock_timeout):
+            with conn:
+                if on:
+                    done = readthrough.drop_text(conn)
+                else:
+                    from huiyi.safety.redact import redact
+                    from huiyi.store.reading import FIRST_USER_CHARS
+
+                    done = readthrough.keep_text(
+                        conn, lambda text: redact(text).text[:FIRST_USER_CHARS]
+                    )
+            if on:
+                conn.execute("VACUUM")
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return {**done, "bytes_before": before, "bytes_after": _index_bytes(path)}
 
     def index_log(
         self, source: str, path: str | Path, *, lock_timeout: float = 120.0
@@ -501,6 +550,8 @@ class Huiyi:
         )
         semantic = self.semantic if layers is None or "semantic" in layers else None
         path = self.settings.db_path
+        if self._given_store is None:
+            self._gone()
         with db.faults(self._faulting(), path):
             result = search(
                 self.store,
@@ -518,6 +569,8 @@ class Huiyi:
         damage = next(filter(None, map(db.layer_damage, result.notes)), None)
         if damage is not None:
             result.notes.append(db.damaged_message(path, damage))
+        if self._given_store is None and self._gone():
+            result.notes.append(f"some hits were dropped: {readthrough.GONE_NOTE}")
         return result
 
     def sessions(
@@ -776,6 +829,11 @@ class Huiyi:
         if approximate and not report["problem"]:
             report["healthy"], report["problem"] = False, approximate[0]
         report["demo"] = self.demo_status()
+        if readthrough.no_copy(self.conn):
+            from huiyi.store import textpack
+
+            through = textpack.codec(self.conn).through
+            report["no_copy"] = readthrough.count_gone(self.conn, through)
         return report
 
     @staticmethod
@@ -858,6 +916,15 @@ class Huiyi:
                     "from the kept vectors"
                 )
         return report
+
+
+def _index_bytes(path: Path) -> int:
+    """The size of the index with its write-ahead log."""
+    total = 0
+    for name in (path, path.with_name(path.name + "-wal")):
+        with contextlib.suppress(OSError):
+            total += name.stat().st_size
+    return total
 
 
 def _under(path: Path, roots: Sequence[Path]) -> Path | None:

@@ -148,6 +148,10 @@ FILE_KEYS: dict[str, FileKey] = {
     "askBeforeRecall": FileKey(
         "HUIYI_ASK_BEFORE_RECALL", "confirm a cross-session read with the user first"
     ),
+    "keepText": FileKey(
+        "HUIYI_KEEP_TEXT",
+        "keep the text of every event in the index (false: no copy, text is read from the logs)",
+    ),
     "service": FileKey("HUIYI_SERVICE", "hand `huiyi mcp` calls to one warm background service"),
     "recall.toolSeconds": FileKey(
         "HUIYI_TOOL_SECONDS", f"time budget of one recall tool call, seconds (1-{MAX_TOOL_SECONDS})"
@@ -252,6 +256,8 @@ class Settings(NamedTuple):
     tool_seconds: float = TOOL_SECONDS
     #: CLAUDE_CONFIG_DIR when set: Claude Code then keeps `.claude.json` in it, not in HOME
     claude_config_dir: Path | None = None
+    #: keepText: a first index keeps every event's text (False: no-copy mode, read from the logs)
+    keep_text: bool = True
 
     @property
     def db_path(self) -> Path:
@@ -370,6 +376,7 @@ def load(
         ),
         ask_before_recall=read.setting("askBeforeRecall", _switch, False),
         service=read.setting("service", _switch, True),
+        keep_text=read.setting("keepText", _switch, True),
         tool_seconds=read.setting(
             "recall.toolSeconds", _number(1, MAX_TOOL_SECONDS), int(TOOL_SECONDS)
         ),

@@ -104,6 +104,12 @@ def _print_doctor(report: dict[str, Any]) -> None:
             f"vectors    {embedded:,} of {embeddable:,} messages embedded{share} with "
             f"{vectors['model']}{rest}"
         )
+    no_copy = report.get("no_copy")
+    if no_copy is not None:
+        click.echo(
+            f"no copy    the index keeps no text: {no_copy['located']:,} events are read from "
+            f"their logs, {no_copy['gone']:,} of them gone (the log is gone or changed)"
+        )
     demo = report.get("demo")
     if demo is not None:
         click.echo(

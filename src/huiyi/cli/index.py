@@ -47,6 +47,11 @@ def _print_report(report: IndexReport) -> None:
 @click.option("--interval", default=2.0, show_default=True, help="Seconds between --watch scans.")
 @click.option("--no-embed", is_flag=True, help="Skip computing vectors for semantic search.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option(
+    "--no-copy",
+    is_flag=True,
+    help="A first index keeps no text of the conversation (keepText = false).",
+)
 @pass_huiyi
 def index(
     hy: Huiyi,
@@ -55,8 +60,11 @@ def index(
     interval: float,
     no_embed: bool,
     as_json: bool,
+    no_copy: bool,
 ) -> None:
     """Read new lines from DSH, Claude Code and Codex logs into the local index."""
+    if no_copy:
+        hy.settings = hy.settings._replace(keep_text=False)
     with clean_errors():
         report = hy.index(jsonl=jsonl, progress=FileProgress(), check=True)
         no_logs = report.files == 0 and not jsonl

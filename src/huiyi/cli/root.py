@@ -41,6 +41,10 @@ COMMANDS: dict[str, Entry] = {
         "huiyi.cli.recall:recall",
         "Print exactly what the agent's recall_history tool returns.",
     ),
+    "no-copy": Entry(
+        "huiyi.cli.no_copy:no_copy",
+        "Keep no text of the conversation in the index (on), or keep it again (off).",
+    ),
     "sessions": Entry("huiyi.cli.sessions:sessions", "List sessions, most recently active first."),
     "show": Entry("huiyi.cli.show:show", "Show the original text of one session."),
     "memory": Entry("huiyi.cli.memory:memory", "Show, search and edit the two memory stores."),

@@ -41,7 +41,7 @@ from huiyi.sources.base import (
     SessionUpdate,
     path_key,
 )
-from huiyi.store import db, textpack, transaction, vectors
+from huiyi.store import db, readthrough, textpack, transaction, vectors
 from huiyi.store.codes import surface_code
 from huiyi.store.reading import (
     PARALLEL_MIN_FILES,
@@ -116,6 +116,8 @@ class Ingestor:
         self._next_id = (conn.execute("SELECT max(id) FROM events").fetchone()[0] or 0) + 1
         self._pending = 0
         self._codec = textpack.codec(conn)
+        #: no-copy mode: events keep a locator of their text, sessions no title or first message
+        self._no_copy = readthrough.no_copy(conn)
         self._codec.reset()  # a long-lived connection: another may have trained one since
         self._unpacked = 0  # texts written as they are, worth packing, since the last try
         self._key_text_uids()
@@ -414,7 +416,13 @@ class Ingestor:
         sid, workspace, was_private = self._upsert_session(update, file_id)
         if workspace in self._forgotten_workspaces:
             return -1
-        written = self._upsert_events(sid, workspace, chunk.rows)
+        rows = chunk.rows
+        if self._no_copy:
+            rows = [
+                (*row[:5], readthrough.locator(file_id, row[5]), *row[6:])  # type: ignore[arg-type]
+                for row in rows
+            ]
+        written = self._upsert_events(sid, workspace, rows)
         for seq, surface in chunk.surface.items():
             self.conn.execute(
                 "UPDATE events SET surface_code = ? WHERE sid = ? AND seq = ?",
@@ -430,7 +438,10 @@ class Ingestor:
                     surface_code(Surface.CURRENT),
                 ),
             )
-        first_user_marked = self._refresh_counts(sid, chunk.first_user)
+        first = chunk.first_user
+        if self._no_copy and first is not None:
+            first = ("", first[1])  # only whether it carries a private marker
+        first_user_marked = self._refresh_counts(sid, first)
         self._settle_privacy(
             sid, was_private=was_private, marked=first_user_marked or chunk.marked_title
         )
@@ -471,7 +482,7 @@ class Ingestor:
                     file_id,
                     cwd,
                     workspace,
-                    update.title,
+                    None if self._no_copy else update.title,
                     int(update.title_unreadable),
                     update.created,
                     update.updated,
@@ -500,7 +511,7 @@ class Ingestor:
                 file_id,
                 cwd,
                 workspace,
-                title,
+                None if self._no_copy else title,
                 int(unreadable),
                 created,
                 updated,

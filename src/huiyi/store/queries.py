@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 
 from huiyi.model import Event, Kind, Session, Surface, sql_kinds
 from huiyi.safety.redact import redact
+from huiyi.store import textpack
 
 SESSION_COLUMNS = (
     "sid, id, source, cwd, workspace, coalesce(title, ''), created, updated, parent, "
@@ -194,8 +195,11 @@ def events(
         sql += " LIMIT ?"
         params.append(limit)
     cursor = conn.execute(sql, params)
+    through = textpack.codec(conn).through
     try:
         for row in cursor:
+            if through.gone and not row[4]:
+                continue  # no-copy mode, and its log is gone or changed (`store.readthrough`)
             yield _event(session_id, row)
     finally:
         cursor.close()
@@ -251,6 +255,7 @@ def events_by_rowid(
 ) -> dict[int, tuple[int, Event]]:
     """rowid -> (session sid, event) for search hits."""
     out: dict[int, tuple[int, Event]] = {}
+    through = textpack.codec(conn).through
     for start in range(0, len(rowids), 500):
         part = rowids[start : start + 500]
         rows = conn.execute(
@@ -260,6 +265,8 @@ def events_by_rowid(
             list(part),
         )
         for rowid, sid, session_id, *rest in rows:
+            if through.gone and not rest[4]:
+                continue  # no-copy mode, and its log is gone or changed
             out[rowid] = (sid, _event(session_id, rest))
     return out
 
@@ -427,7 +434,10 @@ def _column_by_rowid(
 
 
 def texts_by_rowid(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, str]:
-    return _column_by_rowid(conn, "event_text(text)", rowids)
+    texts: dict[int, str] = _column_by_rowid(conn, "event_text(text)", rowids)
+    if textpack.codec(conn).through.gone:  # no-copy mode: leave out what is gone
+        return {rowid: text for rowid, text in texts.items() if text}
+    return texts
 
 
 def sids_by_rowid(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, int]:

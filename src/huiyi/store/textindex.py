@@ -136,6 +136,10 @@ def remove_rows(conn: sqlite3.Connection, workspace: str, rows: Iterable[Indexed
     fts: list[tuple[int, str, str, str]] = []
     fuzzy: list[tuple[int, str, str]] = []
     for rowid, text, kind, injected in rows:
+        if not text:
+            # no-copy mode, and its log is gone or changed: what it put in cannot be recomputed,
+            # so its rows stay, pointing at an event no longer there (`store.readthrough`)
+            continue
         body, whole, folded = stored_streams(text, kind, bool(injected))
         fts.append((rowid, body, whole, scope))
         if folded is not None:

@@ -28,6 +28,8 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from huiyi.store import readthrough
+
 if TYPE_CHECKING:
     import zstandard
 
@@ -111,6 +113,8 @@ class Codec:
         self._packer: Pack | None = None
         self._dictionary: tuple[int, bytes] | None = None
         self._looked = False
+        #: the texts of no-copy mode's locators, read from the logs (`store.readthrough`)
+        self.through = readthrough.ReadThrough(connection)
 
     @property
     def packing(self) -> bool:
@@ -144,6 +148,8 @@ class Codec:
         try:
             if not value:
                 raise TextPackError("a packed text is empty")
+            if value[0] == readthrough.MARK:
+                return self.through.text(value)
             unpacker = self._unpackers.get(value[0]) or self._unpacker(value[0])
             if isinstance(unpacker, TextPackError):
                 raise unpacker
@@ -334,6 +340,8 @@ def check(conn: sqlite3.Connection) -> str:
     reader = Codec(lambda: conn)
     bad, first = 0, ""
     for rowid, value in conn.execute("SELECT id, text FROM events WHERE typeof(text) = 'blob'"):
+        if readthrough.is_locator(value):  # no text kept: its log is read when it is shown
+            continue
         try:
             reader.unpack(value)
         except TextPackError as exc:

@@ -1,0 +1,275 @@
+"""No-copy mode: the index keeps where each event's text lives, never the text itself.
+
+An index in this mode (it has the table `no_copy`) holds, for every event, a locator in
+`events.text` instead of the text: a BLOB of one zero byte (no dictionary of `store.textpack` has
+number 0), the id of the log file in `files` (8 bytes), and a BLAKE2b digest of the text (16
+bytes). The full-text and trigram tables are contentless (`content=''`) in either mode, and the
+vectors are numbers, so nothing in the index file spells the conversation out; the session's
+title and first message are not kept either.
+
+`event_text` (the SQL function every reader of `events.text` goes through) hands a locator to
+`ReadThrough.text`: it reads the log again with the same reader that indexed it, finds the event
+whose text has that digest, and gives the text back; the safety exit downstream then treats it
+as any kept text. A log that is gone, or no longer holds a text with that digest (it changed),
+gives "" and is counted in `ReadThrough.gone`: the exits drop such events with `GONE_NOTE`.
+
+A log is read whole and its texts kept by digest in memory, never on disk, for the next asks
+(up to `CACHED_CHARS` characters of the logs most recently asked, each for as long as its size,
+inode and mtime stay the same): a search reads the texts of its candidates, often from dozens of
+logs, and the warm service answers the next search from memory.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from huiyi.sources.base import Reader
+
+__all__ = [
+    "GONE_NOTE",
+    "ReadThrough",
+    "digest",
+    "is_locator",
+    "locator",
+    "no_copy",
+    "set_no_copy",
+]
+
+#: the first byte of a locator (dictionaries are numbered from 1)
+MARK = 0
+DIGEST_BYTES = 16
+#: what an exit says of the events it dropped because their log is gone or changed
+GONE_NOTE = "the log is gone; huiyi keeps no copy of it in this mode"
+#: characters of log texts kept in memory (the logs most recently asked); one log is kept
+#: whatever its size
+CACHED_CHARS = 16_000_000
+
+#: the readers a read-through asks, by source (set by whoever opened the index)
+ReaderSource = Callable[[], Iterable["Reader"]]
+
+
+def digest(text: str) -> bytes:
+    """The digest a locator keeps of `text` (`hashlib` is imported here: a search that reads no
+    locator never needs it)."""
+    import hashlib
+
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=DIGEST_BYTES).digest()
+
+
+def locator(file_id: int, text: str) -> bytes:
+    """What `events.text` keeps of `text`, read from the log `file_id`, in no-copy mode."""
+    return bytes((MARK,)) + file_id.to_bytes(8, "big") + digest(text)
+
+
+def is_locator(value: object) -> bool:
+    return isinstance(value, bytes) and len(value) == 9 + DIGEST_BYTES and value[0] == MARK
+
+
+def no_copy(conn: sqlite3.Connection) -> bool:
+    """Whether the index keeps no text (the table `no_copy` exists)."""
+    row = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'no_copy'").fetchone()
+    return row is not None
+
+
+def set_no_copy(conn: sqlite3.Connection, on: bool) -> None:
+    """Mark the index as keeping no text (`on`) or keeping it; in the caller's transaction."""
+    if on:
+        conn.execute("CREATE TABLE IF NOT EXISTS no_copy (since INTEGER NOT NULL)")
+        if conn.execute("SELECT count(*) FROM no_copy").fetchone()[0] == 0:
+            conn.execute("INSERT INTO no_copy (since) VALUES (strftime('%s', 'now') * 1000)")
+    else:
+        conn.execute("DROP TABLE IF EXISTS no_copy")
+
+
+def settle(conn: sqlite3.Connection, *, keep_text: bool) -> str | None:
+    """A first index takes the mode `keep_text` asks for; an index with events stays in its
+    own, and the warning returned names the command that switches it."""
+    if no_copy(conn) != (not keep_text):
+        if conn.execute("SELECT 1 FROM events LIMIT 1").fetchone() is None:
+            with conn:
+                set_no_copy(conn, not keep_text)
+            return None
+        mode = "keeps the text of every event" if not keep_text else "keeps no text"
+        switch = "huiyi no-copy on" if not keep_text else "huiyi no-copy off"
+        return (
+            f"keepText is {str(keep_text).lower()}, but this index {mode}; `{switch}` switches it"
+        )
+    return None
+
+
+_readers: ReaderSource | None = None
+
+
+def use_readers(readers: ReaderSource) -> None:
+    """Read logs again with these readers (called by whoever opens an index in this process;
+    asked only when a locator is first read)."""
+    global _readers
+    _readers = readers
+    _READERS.clear()
+
+
+_READERS: dict[str, Reader] = {}
+
+
+def _reader(source: str, path: Path) -> Reader | None:
+    if not _READERS and _readers is not None:
+        _READERS.update({r.source: r for r in _readers()})
+    found = _READERS.get(source)
+    if found is None:
+        from huiyi.sources import generic_reader
+
+        generic = generic_reader([path])
+        if generic.source == source:
+            return generic
+    return found
+
+
+class ReadThrough:
+    """The texts of located events, read again from their logs (see the module docstring)."""
+
+    def __init__(self, connection: Callable[[], sqlite3.Connection | None]) -> None:
+        self._connection = connection
+        self._files: OrderedDict[int, tuple[tuple[int, int, int], Mapping[bytes, str], int]] = (
+            OrderedDict()
+        )
+        self._chars = 0
+        #: located texts asked for whose log is gone or changed, since `reset_gone`
+        self.gone = 0
+
+    def reset_gone(self) -> int:
+        gone, self.gone = self.gone, 0
+        return gone
+
+    def text(self, value: bytes) -> str:
+        """The text a locator points at, or "" (counted in `gone`)."""
+        file_id = int.from_bytes(value[1:9], "big")
+        found = self.texts(file_id).get(value[9:])
+        if found is None:
+            self.gone += 1
+            return ""
+        return found
+
+    def texts(self, file_id: int) -> Mapping[bytes, str]:
+        """Every text the log `file_id` holds now, by digest (empty when it is gone)."""
+        conn = self._connection()
+        if conn is None:
+            return {}
+        row = conn.execute("SELECT path, source FROM files WHERE id = ?", (file_id,)).fetchone()
+        if row is None:
+            return {}
+        path = Path(row[0])
+        try:
+            st = os.stat(path)
+        except OSError:
+            self._drop(file_id)
+            return {}
+        stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
+        cached = self._files.get(file_id)
+        if cached is not None and cached[0] == stamp:
+            self._files.move_to_end(file_id)
+            return cached[1]
+        reader = _reader(row[1], path)
+        texts = {} if reader is None else read_texts(reader, path)
+        self._drop(file_id)
+        size = sum(map(len, texts.values()))
+        self._files[file_id] = (stamp, texts, size)
+        self._chars += size
+        while self._chars > CACHED_CHARS and len(self._files) > 1:
+            self._chars -= self._files.popitem(last=False)[1][2]
+        return texts
+
+    def _drop(self, file_id: int) -> None:
+        kept = self._files.pop(file_id, None)
+        if kept is not None:
+            self._chars -= kept[2]
+
+    def forget(self) -> None:
+        """Drop the kept texts (the logs may have changed)."""
+        self._files.clear()
+        self._chars = 0
+
+
+def read_texts(reader: Reader, path: Path) -> dict[bytes, str]:
+    """Every event text of one log by digest, read with `reader` as indexing read it."""
+    from huiyi.sources.base import Cursor
+
+    texts: dict[bytes, str] = {}
+    cursor = Cursor()
+    try:
+        while True:
+            result = reader.read(path, cursor)
+            for chunk in result.chunks:
+                for event in chunk.events:
+                    texts[digest(event.text)] = event.text
+            if not result.more or result.offset <= cursor.offset:
+                break
+            cursor = Cursor(result.offset, result.state)
+    except OSError:
+        return {}
+    return texts
+
+
+_IS_LOCATOR = f"typeof(text) = 'blob' AND substr(text, 1, 1) = x'{MARK:02x}'"
+
+
+def drop_text(conn: sqlite3.Connection) -> dict[str, int]:
+    """Turn the index into no-copy mode: every kept text becomes a locator of its log, titles
+    and first messages are dropped, and the text dictionaries (trained on the texts) go.
+
+    Runs in the caller's transaction; the caller vacuums afterwards, so that no page of the
+    file still holds a text. Returns what it did: `texts` replaced, `titles` dropped."""
+    conn.create_function("event_locate", 2, lambda fid, text: locator(int(fid or 0), text))
+    (texts,) = conn.execute(f"SELECT count(*) FROM events WHERE NOT ({_IS_LOCATOR})").fetchone()
+    conn.execute(
+        "UPDATE events SET text = event_locate((SELECT s.file_id FROM sessions s "
+        f"WHERE s.sid = events.sid), event_text(text)) WHERE NOT ({_IS_LOCATOR})"
+    )
+    titles = conn.execute(
+        "UPDATE sessions SET title = NULL, first_user = CASE WHEN first_user IS NULL "
+        "THEN NULL ELSE '' END WHERE title IS NOT NULL OR first_user != ''"
+    ).rowcount
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'text_dicts'").fetchone():
+        conn.execute("DELETE FROM text_dicts")
+    set_no_copy(conn, True)
+    return {"texts": int(texts), "titles": int(titles)}
+
+
+def keep_text(conn: sqlite3.Connection, first_user: Callable[[str], str]) -> dict[str, int]:
+    """Leave no-copy mode: every locator whose log still holds its text gets the text back
+    (`first_user` makes a session's first message what the index keeps of it). Runs in the
+    caller's transaction. Returns `texts` read back and `gone` (their logs gone or changed:
+    they stay located, and show nothing)."""
+    # the SQL function `event_text` reads a located text from its log
+    rows = conn.execute(f"SELECT id, event_text(text) FROM events WHERE {_IS_LOCATOR}").fetchall()
+    back = [(text, rowid) for rowid, text in rows if text]
+    conn.executemany("UPDATE events SET text = ? WHERE id = ?", back)
+    firsts = conn.execute(
+        "SELECT s.sid, (SELECT e.text FROM events e WHERE e.sid = s.sid AND e.kind = 'user' "
+        "AND e.injected = 0 AND typeof(e.text) = 'text' AND e.text != '' ORDER BY e.seq LIMIT 1) "
+        "FROM sessions s WHERE s.first_user = ''"
+    ).fetchall()
+    conn.executemany(
+        "UPDATE sessions SET first_user = ? WHERE sid = ?",
+        [(first_user(text), sid) for sid, text in firsts if text],
+    )
+    set_no_copy(conn, False)
+    return {"texts": len(back), "gone": len(rows) - len(back)}
+
+
+def count_gone(conn: sqlite3.Connection, through: ReadThrough) -> dict[str, int]:
+    """How many located events there are, and how many of them their log no longer holds."""
+    located = gone = 0
+    by_file: dict[int, list[bytes]] = {}
+    for (value,) in conn.execute(f"SELECT text FROM events WHERE {_IS_LOCATOR}"):
+        located += 1
+        by_file.setdefault(int.from_bytes(value[1:9], "big"), []).append(bytes(value[9:]))
+    for file_id, digests in by_file.items():
+        texts = through.texts(file_id)
+        gone += sum(1 for d in digests if d not in texts)
+    return {"located": located, "gone": gone}
