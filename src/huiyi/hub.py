@@ -25,7 +25,7 @@ from typing import Any
 
 from huiyi.config import Settings
 from huiyi.errors import NotFoundError, UsageError
-from huiyi.model import Kind, Surface, kinds_to_read
+from huiyi.model import Event, Kind, Surface, kinds_to_read
 from huiyi.safety.exit import redact
 from huiyi.safety.privacy import is_private_title
 from huiyi.search.engine import Filter, search
@@ -35,6 +35,7 @@ from huiyi.store.pg.connect import open_pool
 from huiyi.store.pg.reads import PgIndex
 from huiyi.store.pg.team import Device
 from huiyi.store.pg.writes import Writer
+from huiyi.store.queries import SessionRow
 
 __all__ = ["MAX_PUSH_BYTES", "Device", "Hub", "PushRefused"]
 
@@ -297,9 +298,7 @@ class Hub:
         self._readable(device, workspace)
         if not 1 <= last <= 500:
             raise PushRefused("last is 1 to 500")
-        row = self.index.session_by_id(session_id)
-        if row is None or row.session.is_private or row.session.workspace != workspace:
-            raise NotFoundError("no such session in this workspace")
+        row = self._shared_session(workspace, session_id)
         kinds = kinds_to_read(include_tools=include_tools)
         if from_seq is None:
             events = list(
@@ -309,19 +308,8 @@ class Hub:
             events = list(
                 self.index.events(row.sid, session_id, from_seq=from_seq, kinds=kinds, limit=last)
             )
-        with self.pool.connection() as conn:
-            origin = team.origins(conn, [session_id]).get(session_id, "")
-            where = f"{session_id}@{events[0].seq if events else 0}"
-            team.audit(conn, device.id, workspace, "read", where, [session_id])
-        return {
-            "session": session_id,
-            "title": redact_text(row.session.title),
-            "origin": origin,
-            "events": [
-                {"seq": e.seq, "time": e.time, "kind": str(e.kind), "text": redact_text(e.text)}
-                for e in events
-            ],
-        }
+        where = f"{session_id}@{events[0].seq if events else 0}"
+        return self._shown(device, workspace, row, events, where)
 
     def read(
         self, device: Device, workspace: str, session_id: str, seq: int, before: int, after: int
@@ -330,9 +318,7 @@ class Hub:
         self._readable(device, workspace)
         if not (0 <= before <= 50 and 0 <= after <= 50):
             raise PushRefused("before and after are 0 to 50")
-        row = self.index.session_by_id(session_id)
-        if row is None or row.session.is_private or row.session.workspace != workspace:
-            raise NotFoundError("no such session in this workspace")
+        row = self._shared_session(workspace, session_id)
         events = self.index.events_around(
             row.sid,
             session_id,
@@ -341,9 +327,25 @@ class Hub:
             after=after,
             kinds=kinds_to_read(include_tools=False),
         )
+        return self._shown(device, workspace, row, events, f"{session_id}@{seq}")
+
+    def _shared_session(self, workspace: str, session_id: str) -> SessionRow:
+        """The row of a shared session of `workspace`; a private one, or one of another
+        workspace, is not found (it is not told apart from one that does not exist)."""
+        row = self.index.session_by_id(session_id)
+        if row is None or row.session.is_private or row.session.workspace != workspace:
+            raise NotFoundError("no such session in this workspace")
+        return row
+
+    def _shown(
+        self, device: Device, workspace: str, row: SessionRow, events: list[Event], where: str
+    ) -> dict[str, Any]:
+        """The answer of a read: the session's events redacted, its origin, and the read
+        audited as `where`."""
+        session_id = row.session.id
         with self.pool.connection() as conn:
             origin = team.origins(conn, [session_id]).get(session_id, "")
-            team.audit(conn, device.id, workspace, "read", f"{session_id}@{seq}", [session_id])
+            team.audit(conn, device.id, workspace, "read", where, [session_id])
         return {
             "session": session_id,
             "title": redact_text(row.session.title),
