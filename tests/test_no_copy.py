@@ -13,9 +13,12 @@ from click.testing import CliRunner
 from huiyi import Huiyi
 from huiyi.cli.root import main
 from huiyi.model import CallerContext
+from huiyi.sources.base import Reader
+from huiyi.store import readthrough
 from huiyi.store.readthrough import GONE_NOTE
 from tests import test_hooks as hooks
 from tests import test_privacy as privacy
+from tests.builders import dsh
 from tests.builders.claude import assistant, user, write_transcript
 from tests.test_no_secret_leaves import PLACES, every_output, write_world
 from tests.test_redact import FAMILIES
@@ -307,3 +310,77 @@ def test_a_log_changed_since_it_was_indexed_shows_nothing_of_what_changed(
         assert ENGLISH in " ".join(texts)  # the records that did not change are still shown
         assert not [t for t in texts if "鸬鹚" in t or "别的内容" in t]
         assert hy.doctor()["no_copy"]["gone"] == 1
+
+
+def _whole_log_reads(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """Count the whole-log reads of the read-through (the fallback when a position fails)."""
+    reads: list[Path] = []
+    whole = readthrough.read_texts
+
+    def counted(reader: Reader, path: Path) -> dict[bytes, str]:
+        reads.append(path)
+        return whole(reader, path)
+
+    monkeypatch.setattr(readthrough, "read_texts", counted)
+    return reads
+
+
+def test_a_located_text_is_read_from_its_record_alone_in_every_log_shape(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _history(isolated_home)
+    dsh_cwd = "/home/ana/dsh"
+    batches = [
+        [dsh.user(1, "the heron sync runs nightly"), dsh.assistant(2, "鹭鸟同步每晚运行")],
+        [dsh.user(3, "move the heron sync to noon"), dsh.assistant(4, "已改到中午")],
+    ]
+    dsh.write_session(isolated_home / ".dsh", dsh_cwd, batches, session_id="dsh-zstd")
+    dsh.write_session(
+        isolated_home / ".dsh", dsh_cwd + "2", batches, session_id="dsh-plain", compress=False
+    )
+    _index(monkeypatch, keep=False)
+    reads = _whole_log_reads(monkeypatch)
+    with Huiyi() as hy:
+        for session, wanted in (
+            ("dsh-zstd", ["the heron sync runs nightly", "鹭鸟同步每晚运行", "已改到中午"]),
+            ("dsh-plain", ["move the heron sync to noon", "已改到中午"]),
+        ):
+            texts = [e.text for e in hy.read(session)]
+            assert all(text in texts for text in wanted), texts
+        hit = hy.search("鸬鹚数据迁移", workspace=CWD).hits[0]
+        assert CHINESE in hit.snippet
+        assert "heron" in hy.search("heron sync noon", workspace=dsh_cwd).hits[0].snippet
+    assert reads == []  # every text came from its own record, no log was read whole
+
+
+def test_a_log_that_grew_is_still_read_at_its_records(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _history(isolated_home)
+    _index(monkeypatch, keep=False)
+    with path.open("a", encoding="utf-8") as log:
+        log.write(json.dumps(user("one more thing about the cormorant")) + "\n")
+    reads = _whole_log_reads(monkeypatch)
+    with Huiyi() as hy:
+        hit = hy.search("鸬鹚数据迁移", workspace=CWD).hits[0]
+        assert CHINESE in hit.snippet
+        assert ENGLISH in " ".join(e.text for e in hy.read(hit.session_id))
+    assert reads == []
+
+
+def test_a_record_moved_by_an_edit_is_found_by_its_digest_in_the_whole_log(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _history(isolated_home)
+    _index(monkeypatch, keep=False)
+    # a longer first line moves every record after it; their texts are unchanged
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[0] = lines[0].replace("orders table", "orders table and the invoices table")
+    path.write_text("".join(lines), encoding="utf-8")
+    reads = _whole_log_reads(monkeypatch)
+    with Huiyi() as hy:
+        found = hy.search("鸬鹚数据迁移", workspace=CWD)
+        assert found.hits and CHINESE in found.hits[0].snippet
+        texts = " ".join(e.text for e in hy.read(found.hits[0].session_id))
+        assert CHINESE in texts and "invoices" not in texts  # the changed record shows nothing
+    assert reads  # the position no longer matched: the log was read whole

@@ -419,7 +419,7 @@ class Ingestor:
         rows = chunk.rows
         if self._no_copy:
             rows = [
-                (*row[:5], readthrough.locator(file_id, row[5]), *row[6:])  # type: ignore[arg-type]
+                (*row[:5], readthrough.locator(file_id, row[5], row[11]), *row[6:])  # type: ignore[arg-type]
                 for row in rows
             ]
         written = self._upsert_events(sid, workspace, rows)
@@ -573,6 +573,7 @@ class Ingestor:
             tool,
             kind,
             streams,
+            _where,
         ) in rows:
             if uid is not None and uid in taken:
                 continue
