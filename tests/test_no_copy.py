@@ -14,7 +14,7 @@ from huiyi import Huiyi
 from huiyi.cli.root import main
 from huiyi.model import CallerContext
 from huiyi.sources.base import Reader
-from huiyi.store import readthrough
+from huiyi.store import export, readthrough
 from huiyi.store.readthrough import GONE_NOTE
 from tests import test_hooks as hooks
 from tests import test_privacy as privacy
@@ -384,3 +384,31 @@ def test_a_record_moved_by_an_edit_is_found_by_its_digest_in_the_whole_log(
         texts = " ".join(e.text for e in hy.read(found.hits[0].session_id))
         assert CHINESE in texts and "invoices" not in texts  # the changed record shows nothing
     assert reads  # the position no longer matched: the log was read whole
+
+
+def test_a_gone_event_is_neither_pushed_to_the_team_nor_embedded(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _history(isolated_home)
+    monkeypatch.setenv("HUIYI_KEEP_TEXT", "false")
+    with Huiyi() as hy:
+        hy.index()
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    path.write_text("".join(lines[:2]), encoding="utf-8")  # the last two records are gone
+    with Huiyi() as hy:
+        hy.embed()
+        conn = hy.conn
+        sid, session = conn.execute("SELECT sid, id FROM sessions WHERE cwd = ?", (CWD,)).fetchone()
+        pushed = [
+            event
+            for payload, _, _ in export.team_pushes(conn, [CWD], {}, lambda ws: "api")
+            for pushed_session in payload["sessions"]  # type: ignore[attr-defined]
+            for event in pushed_session["events"]
+        ]
+        assert pushed and all(event["text"] for event in pushed)
+        assert [e["seq"] for e in pushed] == [e.seq for e in hy.read(session)]
+        embedded = conn.execute(
+            "SELECT count(*) FROM vectors v JOIN events e ON e.id = v.event_id WHERE e.sid = ?",
+            (sid,),
+        ).fetchone()[0]
+        assert embedded == len(hy.read(session)) == 2

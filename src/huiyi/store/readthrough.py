@@ -300,6 +300,13 @@ def read_texts(reader: Reader, path: Path) -> dict[bytes, str]:
 _IS_LOCATOR = f"typeof(text) = 'blob' AND substr(text, 1, 1) = x'{MARK:02x}'"
 
 
+def kept_or_found(column: str) -> str:
+    """SQL true for an event whose text is there: kept, or located and still in its log. A gone
+    event (`GONE_NOTE`) has no text to embed or to push, and is passed over."""
+    located = _IS_LOCATOR.replace("text", column)
+    return f"NOT ({located} AND event_text({column}) = '')"
+
+
 def drop_text(conn: sqlite3.Connection) -> dict[str, int]:
     """Turn the index into no-copy mode: every kept text becomes a locator of its log, titles
     and first messages are dropped, and the text dictionaries (trained on the texts) go.
