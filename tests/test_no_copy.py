@@ -412,3 +412,31 @@ def test_a_gone_event_is_neither_pushed_to_the_team_nor_embedded(
             (sid,),
         ).fetchone()[0]
         assert embedded == len(hy.read(session)) == 2
+
+
+def test_a_full_text_row_left_by_a_changed_log_never_shows_another_events_text(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the contentless full-text rows of a changed record cannot be removed (their words are
+    # not known any more); the events that come after must not inherit them
+    path = write_transcript(
+        isolated_home / ".claude",
+        CWD,
+        [user(f"we planned the {ENGLISH}"), assistant(f"{CHINESE}放在周五")],
+    )
+    _index(monkeypatch, keep=False)
+    path.write_text("", encoding="utf-8")  # the log shrank: what it held is gone
+    with Huiyi() as hy:
+        hy.index()
+    write_transcript(
+        isolated_home / ".claude",
+        CWD,
+        [user("what colour should the login button be"), assistant("blue, like the logo")],
+        session_id="0a0b0c0d-1111-4222-8333-444455556666",
+    )
+    with Huiyi() as hy:
+        hy.index()
+        for query in ("zebrafinch migration backfill", "鸬鹚数据迁移"):
+            found = hy.search(query, workspace=CWD, abstain=False)
+            assert [h.snippet for h in found.hits] == []
+        assert "login" in hy.search("login button colour", workspace=CWD).hits[0].snippet

@@ -113,7 +113,7 @@ class Ingestor:
         self._forgotten_workspaces = {
             r[0] for r in conn.execute("SELECT value FROM forgotten WHERE kind = 'workspace'")
         }
-        self._next_id = (conn.execute("SELECT max(id) FROM events").fetchone()[0] or 0) + 1
+        self._next_id = readthrough.next_event_id(conn)
         self._pending = 0
         self._codec = textpack.codec(conn)
         #: no-copy mode: events keep a locator of their text, sessions no title or first message

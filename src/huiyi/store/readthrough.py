@@ -300,6 +300,27 @@ def read_texts(reader: Reader, path: Path) -> dict[bytes, str]:
 _IS_LOCATOR = f"typeof(text) = 'blob' AND substr(text, 1, 1) = x'{MARK:02x}'"
 
 
+def leave_stale(conn: sqlite3.Connection, rowid: int) -> None:
+    """Say that full-text rows of event `rowid` (and of lower ids) stay behind: the event went,
+    and its text, no longer in its log, cannot tell the contentless tables what to delete. No
+    event gets such an id again (`next_event_id`), so a stale row points at no event, and a
+    search that finds it shows nothing, never another event's text."""
+    conn.execute("CREATE TABLE IF NOT EXISTS stale_rows (below INTEGER NOT NULL)")
+    conn.execute("DELETE FROM stale_rows WHERE below <= ?", (rowid,))
+    if conn.execute("SELECT 1 FROM stale_rows").fetchone() is None:
+        conn.execute("INSERT INTO stale_rows (below) VALUES (?)", (rowid,))
+
+
+def next_event_id(conn: sqlite3.Connection) -> int:
+    """The id the next new event gets: above every event's, and above every id whose full-text
+    rows stayed behind (`leave_stale`)."""
+    (last,) = conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'stale_rows'").fetchone():
+        (stale,) = conn.execute("SELECT coalesce(max(below), 0) FROM stale_rows").fetchone()
+        last = max(last, stale)
+    return int(last) + 1
+
+
 def kept_or_found(column: str) -> str:
     """SQL true for an event whose text is there: kept, or located and still in its log. A gone
     event (`GONE_NOTE`) has no text to embed or to push, and is passed over."""
