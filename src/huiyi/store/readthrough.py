@@ -18,7 +18,10 @@ treats it as any kept text. Only when the record there no longer gives that text
 rewritten, or the event was made of several records), or the locator has no position, is the
 whole log read again with the same reader, and the event found by its digest. A log that is
 gone, or no longer holds a text with that digest (it changed), gives "" and is counted in
-`ReadThrough.gone`: the exits drop such events with `GONE_NOTE`.
+`ReadThrough.gone`: the exits drop such events with `GONE_NOTE`, and neither the embedder nor
+the team push takes them (`kept_or_found`). When such an event is deleted, its full-text rows
+stay (the contentless tables need its words to delete them) and its id is never given again
+(`leave_stale`), so they point at no event.
 
 What was read is kept in memory, never on disk, for the next asks: the texts of located
 records, and the texts of logs read whole by digest (each up to `CACHED_CHARS` characters of
