@@ -13,9 +13,12 @@ from click.testing import CliRunner
 from huiyi import Huiyi
 from huiyi.cli.root import main
 from huiyi.model import CallerContext
+from huiyi.sources.base import Reader
+from huiyi.store import export, readthrough
 from huiyi.store.readthrough import GONE_NOTE
 from tests import test_hooks as hooks
 from tests import test_privacy as privacy
+from tests.builders import dsh
 from tests.builders.claude import assistant, user, write_transcript
 from tests.test_no_secret_leaves import PLACES, every_output, write_world
 from tests.test_redact import FAMILIES
@@ -307,3 +310,133 @@ def test_a_log_changed_since_it_was_indexed_shows_nothing_of_what_changed(
         assert ENGLISH in " ".join(texts)  # the records that did not change are still shown
         assert not [t for t in texts if "鸬鹚" in t or "别的内容" in t]
         assert hy.doctor()["no_copy"]["gone"] == 1
+
+
+def _whole_log_reads(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """Count the whole-log reads of the read-through (the fallback when a position fails)."""
+    reads: list[Path] = []
+    whole = readthrough.read_texts
+
+    def counted(reader: Reader, path: Path) -> dict[bytes, str]:
+        reads.append(path)
+        return whole(reader, path)
+
+    monkeypatch.setattr(readthrough, "read_texts", counted)
+    return reads
+
+
+def test_a_located_text_is_read_from_its_record_alone_in_every_log_shape(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _history(isolated_home)
+    dsh_cwd = "/home/ana/dsh"
+    batches = [
+        [dsh.user(1, "the heron sync runs nightly"), dsh.assistant(2, "鹭鸟同步每晚运行")],
+        [dsh.user(3, "move the heron sync to noon"), dsh.assistant(4, "已改到中午")],
+    ]
+    dsh.write_session(isolated_home / ".dsh", dsh_cwd, batches, session_id="dsh-zstd")
+    dsh.write_session(
+        isolated_home / ".dsh", dsh_cwd + "2", batches, session_id="dsh-plain", compress=False
+    )
+    _index(monkeypatch, keep=False)
+    reads = _whole_log_reads(monkeypatch)
+    with Huiyi() as hy:
+        for session, wanted in (
+            ("dsh-zstd", ["the heron sync runs nightly", "鹭鸟同步每晚运行", "已改到中午"]),
+            ("dsh-plain", ["move the heron sync to noon", "已改到中午"]),
+        ):
+            texts = [e.text for e in hy.read(session)]
+            assert all(text in texts for text in wanted), texts
+        hit = hy.search("鸬鹚数据迁移", workspace=CWD).hits[0]
+        assert CHINESE in hit.snippet
+        assert "heron" in hy.search("heron sync noon", workspace=dsh_cwd).hits[0].snippet
+    assert reads == []  # every text came from its own record, no log was read whole
+
+
+def test_a_log_that_grew_is_still_read_at_its_records(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _history(isolated_home)
+    _index(monkeypatch, keep=False)
+    with path.open("a", encoding="utf-8") as log:
+        log.write(json.dumps(user("one more thing about the cormorant")) + "\n")
+    reads = _whole_log_reads(monkeypatch)
+    with Huiyi() as hy:
+        hit = hy.search("鸬鹚数据迁移", workspace=CWD).hits[0]
+        assert CHINESE in hit.snippet
+        assert ENGLISH in " ".join(e.text for e in hy.read(hit.session_id))
+    assert reads == []
+
+
+def test_a_record_moved_by_an_edit_is_found_by_its_digest_in_the_whole_log(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _history(isolated_home)
+    _index(monkeypatch, keep=False)
+    # a longer first line moves every record after it; their texts are unchanged
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[0] = lines[0].replace("orders table", "orders table and the invoices table")
+    path.write_text("".join(lines), encoding="utf-8")
+    reads = _whole_log_reads(monkeypatch)
+    with Huiyi() as hy:
+        found = hy.search("鸬鹚数据迁移", workspace=CWD)
+        assert found.hits and CHINESE in found.hits[0].snippet
+        texts = " ".join(e.text for e in hy.read(found.hits[0].session_id))
+        assert CHINESE in texts and "invoices" not in texts  # the changed record shows nothing
+    assert reads  # the position no longer matched: the log was read whole
+
+
+def test_a_gone_event_is_neither_pushed_to_the_team_nor_embedded(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _history(isolated_home)
+    monkeypatch.setenv("HUIYI_KEEP_TEXT", "false")
+    with Huiyi() as hy:
+        hy.index()
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    path.write_text("".join(lines[:2]), encoding="utf-8")  # the last two records are gone
+    with Huiyi() as hy:
+        hy.embed()
+        conn = hy.conn
+        sid, session = conn.execute("SELECT sid, id FROM sessions WHERE cwd = ?", (CWD,)).fetchone()
+        pushed = [
+            event
+            for payload, _, _ in export.team_pushes(conn, [CWD], {}, lambda ws: "api")
+            for pushed_session in payload["sessions"]  # type: ignore[attr-defined]
+            for event in pushed_session["events"]
+        ]
+        assert pushed and all(event["text"] for event in pushed)
+        assert [e["seq"] for e in pushed] == [e.seq for e in hy.read(session)]
+        embedded = conn.execute(
+            "SELECT count(*) FROM vectors v JOIN events e ON e.id = v.event_id WHERE e.sid = ?",
+            (sid,),
+        ).fetchone()[0]
+        assert embedded == len(hy.read(session)) == 2
+
+
+def test_a_full_text_row_left_by_a_changed_log_never_shows_another_events_text(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the contentless full-text rows of a changed record cannot be removed (their words are
+    # not known any more); the events that come after must not inherit them
+    path = write_transcript(
+        isolated_home / ".claude",
+        CWD,
+        [user(f"we planned the {ENGLISH}"), assistant(f"{CHINESE}放在周五")],
+    )
+    _index(monkeypatch, keep=False)
+    path.write_text("", encoding="utf-8")  # the log shrank: what it held is gone
+    with Huiyi() as hy:
+        hy.index()
+    write_transcript(
+        isolated_home / ".claude",
+        CWD,
+        [user("what colour should the login button be"), assistant("blue, like the logo")],
+        session_id="0a0b0c0d-1111-4222-8333-444455556666",
+    )
+    with Huiyi() as hy:
+        hy.index()
+        for query in ("zebrafinch migration backfill", "鸬鹚数据迁移"):
+            found = hy.search(query, workspace=CWD, abstain=False)
+            assert [h.snippet for h in found.hits] == []
+        assert "login" in hy.search("login button colour", workspace=CWD).hits[0].snippet

@@ -43,6 +43,7 @@ import re
 import stat
 from collections import Counter
 from collections.abc import Callable, Iterable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -199,6 +200,14 @@ def is_own_traffic(event: Event) -> bool:
 
 _Record = TypeVar("_Record")
 
+#: Where a record lives in its log: the byte offset of its line (of its zstd frame, for a
+#: compressed log), the offset of the line in the frame's text (0 in a plain log) and the bytes
+#: it spans (its newline included). No-copy mode keeps it to read the one record again.
+Where = tuple[int, int, int]
+#: The record a reader is feeding its fold now: a fold files each event it emits under it
+#: (`SessionChunk.where`). Set by the reader around each record; None outside a read.
+RECORD_AT: ContextVar[Where | None] = ContextVar("RECORD_AT", default=None)
+
 
 def take_record(apply: Callable[[_Record], object], record: _Record, skipped: Counter[str]) -> bool:
     """`apply(record)`; a record whose shape makes it raise one of `RECORD_ERRORS` is counted
@@ -265,6 +274,9 @@ class SessionChunk:
     surface: dict[int, Surface] = field(default_factory=dict)
     #: every CURRENT event of this session with seq < shadow_before becomes SHADOWED
     shadow_before: int | None = None
+    #: where the record each event was emitted from lives (`Where`), by seq; an event a fold
+    #: emitted from what several records taught is filed under the last of them
+    where: dict[int, Where] = field(default_factory=dict, compare=False)
 
 
 @dataclass(slots=True)

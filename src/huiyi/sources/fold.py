@@ -39,17 +39,21 @@ from typing import Any, ClassVar, Protocol
 
 from huiyi.model import Event, Kind, Surface
 from huiyi.sources.base import (
+    MAX_LINE_BYTES,
     READ_BYTES,
     READ_RECORDS,
+    RECORD_AT,
     Cursor,
     ReadResult,
     SessionChunk,
     SessionUpdate,
+    Where,
     is_own_output,
     is_own_tool,
+    open_log,
     take_record,
 )
-from huiyi.sources.jsonl import JsonLines, remember
+from huiyi.sources.jsonl import JsonLines, parse_record, remember
 
 #: Calls waiting for their result that a read remembers (oldest forgotten first), and the
 #: longest call text remembered: huiyi's tools take short arguments, so a longer call is
@@ -93,15 +97,52 @@ class JsonlReader:
         fold = self._fold(path, copy.deepcopy(cursor.state), result.skipped)
         lines = JsonLines(path, cursor.offset, result.skipped)
         stop_at = cursor.offset + READ_BYTES
-        for taken, record in enumerate(lines, 1):
-            take_record(fold.feed, record, result.skipped)
-            if lines.offset >= stop_at or taken >= READ_RECORDS:
-                result.more = True  # the index writes this much, then reads on
-                break
-        result.offset = lines.offset
-        result.state = fold.state()
-        result.chunks = fold.chunks()
+        token = RECORD_AT.set(None)
+        try:
+            for taken, record in enumerate(lines, 1):
+                RECORD_AT.set((lines.start, 0, lines.offset - lines.start))
+                take_record(fold.feed, record, result.skipped)
+                if lines.offset >= stop_at or taken >= READ_RECORDS:
+                    result.more = True  # the index writes this much, then reads on
+                    break
+            RECORD_AT.set(None)
+            result.offset = lines.offset
+            result.state = fold.state()
+            result.chunks = fold.chunks()
+        finally:
+            RECORD_AT.reset(token)
         return result
+
+    def read_at(self, path: Path, where: Where) -> list[Event]:
+        """The events of the one record at `where` (a `Where` a read filed its events under),
+        read after the file's first record, which may be a header the record needs (a Codex
+        rollout's session id): two lines read, whatever the file's size. An event the fold
+        makes of several records may come out otherwise than a whole read makes it, so the
+        caller checks what it gets (no-copy mode compares digests). Raises `OSError` only."""
+        offset, _, span = where
+        skipped: Counter[str] = Counter()
+        with open_log(path) as handle:
+            first = handle.readline(MAX_LINE_BYTES + 1) if offset > 0 else b""
+            handle.seek(offset)
+            line = handle.read(span)
+        if not line.endswith(b"\n") or len(line) != span:
+            return []
+        fold = self._fold(path, {}, skipped)
+        token = RECORD_AT.set(None)
+        try:
+            for at, raw in ((0, first), (offset, line)):
+                if not raw.endswith(b"\n"):
+                    continue
+                record = parse_record(raw[:-1], skipped, at_start=at == 0)
+                if record is not None:
+                    RECORD_AT.set((at, 0, len(raw)))
+                    take_record(fold.feed, record, skipped)
+            chunks = fold.chunks()
+        except AssertionError:
+            return []  # a record the fold cannot take out of its file (no session known yet)
+        finally:
+            RECORD_AT.reset(token)
+        return [event for chunk in chunks for event in chunk.events]
 
 
 class News:
@@ -112,6 +153,7 @@ class News:
         self.session_id = session_id
         self.events: dict[int, Event] = {}
         self.shadow_before: int | None = None
+        self.where: dict[int, Where] = {}
 
     def add(
         self,
@@ -141,10 +183,15 @@ class News:
             uid=uid,
             own=own,
         )
+        where = RECORD_AT.get()
+        if where is not None:
+            self.where[seq] = where
 
     def chunk(self, update: SessionUpdate) -> SessionChunk:
         events = [self.events[seq] for seq in sorted(self.events)]
-        return SessionChunk(session=update, events=events, shadow_before=self.shadow_before)
+        return SessionChunk(
+            session=update, events=events, shadow_before=self.shadow_before, where=self.where
+        )
 
 
 class FileSession(News):

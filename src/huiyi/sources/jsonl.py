@@ -65,6 +65,8 @@ class JsonLines:
         self.offset = offset
         self.skipped = skipped
         self.max_line_bytes = max_line_bytes
+        #: the byte offset of the line the record just yielded was read from
+        self.start = offset
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         with open_log(self.path) as handle:
@@ -86,7 +88,7 @@ class JsonLines:
                         pending.clear()
                     else:
                         record = self._parse(block[start:newline], at_start=self.offset == 0)
-                    self.offset = block_start + newline + 1
+                    self.start, self.offset = self.offset, block_start + newline + 1
                     start = newline + 1
                     if record is not None:
                         yield record

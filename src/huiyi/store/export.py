@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from huiyi.safety.redact import redact
 from huiyi.store.batch import Batch, EventRecord, SessionRecord
 from huiyi.store.queries import display_title
+from huiyi.store.readthrough import kept_or_found
 
 _SESSION = (
     "SELECT sid, id, source, cwd, workspace, title, first_user, created, updated, parent, "
@@ -17,7 +18,7 @@ _SESSION = (
 )
 _EVENTS = (
     "SELECT seq, time, kind, role, event_text(text), surface, injected, tool_name, id "
-    "FROM events WHERE sid = ? AND seq > ? ORDER BY seq"
+    f"FROM events WHERE sid = ? AND seq > ? AND {kept_or_found('text')} ORDER BY seq"
 )
 
 

@@ -113,7 +113,7 @@ class Ingestor:
         self._forgotten_workspaces = {
             r[0] for r in conn.execute("SELECT value FROM forgotten WHERE kind = 'workspace'")
         }
-        self._next_id = (conn.execute("SELECT max(id) FROM events").fetchone()[0] or 0) + 1
+        self._next_id = readthrough.next_event_id(conn)
         self._pending = 0
         self._codec = textpack.codec(conn)
         #: no-copy mode: events keep a locator of their text, sessions no title or first message
@@ -419,7 +419,7 @@ class Ingestor:
         rows = chunk.rows
         if self._no_copy:
             rows = [
-                (*row[:5], readthrough.locator(file_id, row[5]), *row[6:])  # type: ignore[arg-type]
+                (*row[:5], readthrough.locator(file_id, row[5], row[11]), *row[6:])  # type: ignore[arg-type]
                 for row in rows
             ]
         written = self._upsert_events(sid, workspace, rows)
@@ -573,6 +573,7 @@ class Ingestor:
             tool,
             kind,
             streams,
+            _where,
         ) in rows:
             if uid is not None and uid in taken:
                 continue

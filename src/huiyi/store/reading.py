@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 from huiyi.model import Event, Kind
 from huiyi.safety.privacy import has_marker
 from huiyi.safety.redact import redact
-from huiyi.sources.base import Cursor, Reader, SessionChunk, SessionUpdate, open_log
+from huiyi.sources.base import Cursor, Reader, SessionChunk, SessionUpdate, Where, open_log
 from huiyi.store import textpack
 from huiyi.store.codes import kind_code, role_code, surface_code
 from huiyi.store.textindex import Streams, index_texts, is_indexed
@@ -52,9 +52,10 @@ class Job:
 #: One event as the writer needs it (`prepare`): seq, uid key (`uid_key`), time, kind code,
 #: role code, text (bytes: packed by a reader process, as `events.text` keeps it), surface
 #: code, injected (0 or 1), tool name, kind, and its text index streams (None when it is not
-#: indexed). A plain tuple: it crosses from a reader process to the writer cheaply (an `Event`
-#: cost a Python call to pickle and another to unpickle, a tenth of a first index's CPU), and
-#: the writer only adds the row id and packs a text not packed yet.
+#: indexed), and where its record lives in the log (`sources.base.Where`, None when the reader
+#: does not say; no-copy mode keeps it). A plain tuple: it crosses from a reader process to
+#: the writer cheaply (an `Event` cost a Python call to pickle and another to unpickle, a tenth
+#: of a first index's CPU), and the writer only adds the row id and packs a text not packed yet.
 Row = tuple[
     int,
     bytes | None,
@@ -67,6 +68,7 @@ Row = tuple[
     str | None,
     str,
     Streams | None,
+    Where | None,
 ]
 
 
@@ -156,6 +158,7 @@ def prepare(chunk: SessionChunk, pack: textpack.Pack | None = None) -> Prepared:
             event.tool_name,
             event.kind.value,
             index_texts(event) if is_indexed(event) else None,
+            chunk.where.get(event.seq),
         )
         for event, key in by_seq.values()
     ]

@@ -2,21 +2,31 @@
 
 An index in this mode (it has the table `no_copy`) holds, for every event, a locator in
 `events.text` instead of the text: a BLOB of one zero byte (no dictionary of `store.textpack` has
-number 0), the id of the log file in `files` (8 bytes), and a BLAKE2b digest of the text (16
-bytes). The full-text and trigram tables are contentless (`content=''`) in either mode, and the
-vectors are numbers, so nothing in the index file spells the conversation out; the session's
-title and first message are not kept either.
+number 0), the id of the log file in `files` (8 bytes), a BLAKE2b digest of the text (16 bytes)
+and where the record the event was read from lives in that log (`sources.base.Where`: the byte
+offset of its line, or of its zstd frame for a compressed DSH log, 8 bytes; the line's offset in
+the frame's text, 4; the bytes it spans, 4). A locator made by `drop_text` (switching an index
+with kept texts) has no position: the 25 bytes before it. The full-text and trigram tables are
+contentless (`content=''`) in either mode, and the vectors are numbers, so nothing in the index
+file spells the conversation out; the session's title and first message are not kept either.
 
 `event_text` (the SQL function every reader of `events.text` goes through) hands a locator to
-`ReadThrough.text`: it reads the log again with the same reader that indexed it, finds the event
-whose text has that digest, and gives the text back; the safety exit downstream then treats it
-as any kept text. A log that is gone, or no longer holds a text with that digest (it changed),
-gives "" and is counted in `ReadThrough.gone`: the exits drop such events with `GONE_NOTE`.
+`ReadThrough.text`: it asks the reader that indexed the log for the one record at that position
+(`read_at`: the record's line, after the log's first line, which may be a header the record
+needs) and gives back the text of the event with that digest; the safety exit downstream then
+treats it as any kept text. Only when the record there no longer gives that text (the log was
+rewritten, or the event was made of several records), or the locator has no position, is the
+whole log read again with the same reader, and the event found by its digest. A log that is
+gone, or no longer holds a text with that digest (it changed), gives "" and is counted in
+`ReadThrough.gone`: the exits drop such events with `GONE_NOTE`, and neither the embedder nor
+the team push takes them (`kept_or_found`). When such an event is deleted, its full-text rows
+stay (the contentless tables need its words to delete them) and its id is never given again
+(`leave_stale`), so they point at no event.
 
-A log is read whole and its texts kept by digest in memory, never on disk, for the next asks
-(up to `CACHED_CHARS` characters of the logs most recently asked, each for as long as its size,
-inode and mtime stay the same): a search reads the texts of its candidates, often from dozens of
-logs, and the warm service answers the next search from memory.
+What was read is kept in memory, never on disk, for the next asks: the texts of located
+records, and the texts of logs read whole by digest (each up to `CACHED_CHARS` characters of
+the most recently asked, for as long as the log's size, inode and mtime stay the same), so the
+warm service answers the next search from memory.
 """
 
 from __future__ import annotations
@@ -29,7 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from huiyi.sources.base import Reader
+    from huiyi.sources.base import Reader, Where
 
 __all__ = [
     "GONE_NOTE",
@@ -62,13 +72,34 @@ def digest(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=DIGEST_BYTES).digest()
 
 
-def locator(file_id: int, text: str) -> bytes:
-    """What `events.text` keeps of `text`, read from the log `file_id`, in no-copy mode."""
-    return bytes((MARK,)) + file_id.to_bytes(8, "big") + digest(text)
+#: the bytes of a locator without a position, and with one
+BARE = 9 + DIGEST_BYTES
+PLACED = BARE + 16
+
+
+def locator(file_id: int, text: str, where: Where | None = None) -> bytes:
+    """What `events.text` keeps of `text`, read from the log `file_id` (from the record at
+    `where`, when the reader said), in no-copy mode."""
+    kept = bytes((MARK,)) + file_id.to_bytes(8, "big") + digest(text)
+    if where is None:
+        return kept
+    offset, inside, span = where
+    return kept + offset.to_bytes(8, "big") + inside.to_bytes(4, "big") + span.to_bytes(4, "big")
 
 
 def is_locator(value: object) -> bool:
-    return isinstance(value, bytes) and len(value) == 9 + DIGEST_BYTES and value[0] == MARK
+    return isinstance(value, bytes) and len(value) in (BARE, PLACED) and value[0] == MARK
+
+
+def position(value: bytes) -> Where | None:
+    """Where a locator says its record lives, or None (a locator without a position)."""
+    if len(value) != PLACED:
+        return None
+    return (
+        int.from_bytes(value[BARE : BARE + 8], "big"),
+        int.from_bytes(value[BARE + 8 : BARE + 12], "big"),
+        int.from_bytes(value[BARE + 12 :], "big"),
+    )
 
 
 def no_copy(conn: sqlite3.Connection) -> bool:
@@ -139,6 +170,9 @@ class ReadThrough:
             OrderedDict()
         )
         self._chars = 0
+        #: texts of located records read on their own, by locator
+        self._records: OrderedDict[bytes, tuple[tuple[int, int, int], str]] = OrderedDict()
+        self._record_chars = 0
         #: located texts asked for whose log is gone or changed, since `reset_gone`
         self.gone = 0
 
@@ -149,11 +183,60 @@ class ReadThrough:
     def text(self, value: bytes) -> str:
         """The text a locator points at, or "" (counted in `gone`)."""
         file_id = int.from_bytes(value[1:9], "big")
-        found = self.texts(file_id).get(value[9:])
+        want = bytes(value[9:BARE])
+        where = position(value)
+        found = None if where is None else self._record(file_id, want, where, bytes(value))
+        if found is None:
+            found = self.texts(file_id).get(want)
         if found is None:
             self.gone += 1
             return ""
         return found
+
+    def _record(self, file_id: int, want: bytes, where: Where, key: bytes) -> str | None:
+        """The text with digest `want` of the one record at `where`, or None: the log is gone,
+        or the record there gives no such text (the caller then reads the whole log)."""
+        conn = self._connection()
+        if conn is None:
+            return None
+        row = conn.execute("SELECT path, source FROM files WHERE id = ?", (file_id,)).fetchone()
+        if row is None:
+            return None
+        path = Path(row[0])
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
+        cached = self._records.get(key)
+        if cached is not None and cached[0] == stamp:
+            self._records.move_to_end(key)
+            return cached[1]
+        whole = self._files.get(file_id)
+        if whole is not None and whole[0] == stamp:
+            return whole[1].get(want)
+        reader = _reader(row[1], path)
+        read_at = getattr(reader, "read_at", None)
+        if read_at is None:
+            return None
+        try:
+            events = read_at(path, where)
+        except OSError:
+            return None
+        for event in events:
+            if digest(event.text) == want:
+                self._keep_record(key, stamp, event.text)
+                return str(event.text)
+        return None
+
+    def _keep_record(self, key: bytes, stamp: tuple[int, int, int], text: str) -> None:
+        old = self._records.pop(key, None)
+        if old is not None:
+            self._record_chars -= len(old[1])
+        self._records[key] = (stamp, text)
+        self._record_chars += len(text)
+        while self._record_chars > CACHED_CHARS and len(self._records) > 1:
+            self._record_chars -= len(self._records.popitem(last=False)[1][1])
 
     def texts(self, file_id: int) -> Mapping[bytes, str]:
         """Every text the log `file_id` holds now, by digest (empty when it is gone)."""
@@ -193,6 +276,8 @@ class ReadThrough:
         """Drop the kept texts (the logs may have changed)."""
         self._files.clear()
         self._chars = 0
+        self._records.clear()
+        self._record_chars = 0
 
 
 def read_texts(reader: Reader, path: Path) -> dict[bytes, str]:
@@ -216,6 +301,34 @@ def read_texts(reader: Reader, path: Path) -> dict[bytes, str]:
 
 
 _IS_LOCATOR = f"typeof(text) = 'blob' AND substr(text, 1, 1) = x'{MARK:02x}'"
+
+
+def leave_stale(conn: sqlite3.Connection, rowid: int) -> None:
+    """Say that full-text rows of event `rowid` (and of lower ids) stay behind: the event went,
+    and its text, no longer in its log, cannot tell the contentless tables what to delete. No
+    event gets such an id again (`next_event_id`), so a stale row points at no event, and a
+    search that finds it shows nothing, never another event's text."""
+    conn.execute("CREATE TABLE IF NOT EXISTS stale_rows (below INTEGER NOT NULL)")
+    conn.execute("DELETE FROM stale_rows WHERE below <= ?", (rowid,))
+    if conn.execute("SELECT 1 FROM stale_rows").fetchone() is None:
+        conn.execute("INSERT INTO stale_rows (below) VALUES (?)", (rowid,))
+
+
+def next_event_id(conn: sqlite3.Connection) -> int:
+    """The id the next new event gets: above every event's, and above every id whose full-text
+    rows stayed behind (`leave_stale`)."""
+    (last,) = conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'stale_rows'").fetchone():
+        (stale,) = conn.execute("SELECT coalesce(max(below), 0) FROM stale_rows").fetchone()
+        last = max(last, stale)
+    return int(last) + 1
+
+
+def kept_or_found(column: str) -> str:
+    """SQL true for an event whose text is there: kept, or located and still in its log. A gone
+    event (`GONE_NOTE`) has no text to embed or to push, and is passed over."""
+    located = _IS_LOCATOR.replace("text", column)
+    return f"NOT ({located} AND event_text({column}) = '')"
 
 
 def drop_text(conn: sqlite3.Connection) -> dict[str, int]:
@@ -268,7 +381,7 @@ def count_gone(conn: sqlite3.Connection, through: ReadThrough) -> dict[str, int]
     by_file: dict[int, list[bytes]] = {}
     for (value,) in conn.execute(f"SELECT text FROM events WHERE {_IS_LOCATOR}"):
         located += 1
-        by_file.setdefault(int.from_bytes(value[1:9], "big"), []).append(bytes(value[9:]))
+        by_file.setdefault(int.from_bytes(value[1:9], "big"), []).append(bytes(value[9:BARE]))
     for file_id, digests in by_file.items():
         texts = through.texts(file_id)
         gone += sum(1 for d in digests if d not in texts)

@@ -16,6 +16,7 @@ import unicodedata
 from collections.abc import Callable, Iterable
 
 from huiyi.model import CONVERSATION_KINDS, TEXT_KINDS, Event, Kind
+from huiyi.store.readthrough import leave_stale
 from huiyi.text.tokenize import index_streams, normalize
 from huiyi.workspace import fuzzy_scope_token, scope_token
 
@@ -135,10 +136,13 @@ def remove_rows(conn: sqlite3.Connection, workspace: str, rows: Iterable[Indexed
     scope, fuzzy_scope = scope_token(workspace), fuzzy_scope_token(workspace)
     fts: list[tuple[int, str, str, str]] = []
     fuzzy: list[tuple[int, str, str]] = []
+    stale = 0
     for rowid, text, kind, injected in rows:
         if not text:
             # no-copy mode, and its log is gone or changed: what it put in cannot be recomputed,
-            # so its rows stay, pointing at an event no longer there (`store.readthrough`)
+            # so its rows stay, pointing at an event no longer there, whose id no event gets
+            # again (`store.readthrough.leave_stale`)
+            stale = max(stale, rowid)
             continue
         body, whole, folded = stored_streams(text, kind, bool(injected))
         fts.append((rowid, body, whole, scope))
@@ -153,6 +157,8 @@ def remove_rows(conn: sqlite3.Connection, workspace: str, rows: Iterable[Indexed
         "INSERT INTO event_fuzzy (event_fuzzy, rowid, text, scope) VALUES ('delete', ?, ?, ?)",
         fuzzy,
     )
+    if stale:
+        leave_stale(conn, stale)
 
 
 #: events re-tokenised per `add_rows` call during a rebuild

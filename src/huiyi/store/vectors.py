@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from huiyi.model import CONVERSATION_KINDS, Kind, sql_kinds
+from huiyi.store.readthrough import kept_or_found
 
 if TYPE_CHECKING:  # imported where vectors are read or written: counting them needs no numpy
     import numpy as np
@@ -38,6 +39,7 @@ def missing(conn: sqlite3.Connection, model: str, *, limit: int) -> list[tuple[i
         f"SELECT e.id, event_text(e.text) FROM events e JOIN sessions s ON s.sid = e.sid "
         f"LEFT JOIN vectors v ON v.event_id = e.id "
         f"WHERE {_EMBEDDABLE} AND s.is_private = 0 AND (v.event_id IS NULL OR v.model != ?) "
+        f"AND {kept_or_found('e.text')} "
         f"ORDER BY e.id LIMIT ?",
         (model, limit),
     ).fetchall()
@@ -130,7 +132,8 @@ def _missing_in(
         f"SELECT e.id, event_text(e.text), e.sid FROM events e "
         f"LEFT JOIN vectors v ON v.event_id = e.id "
         f"WHERE e.sid IN ({marks}) AND {_EMBEDDABLE} "
-        f"AND (v.event_id IS NULL OR v.model != ?) ORDER BY e.role != 'user', e.seq DESC",
+        f"AND (v.event_id IS NULL OR v.model != ?) AND {kept_or_found('e.text')} "
+        f"ORDER BY e.role != 'user', e.seq DESC",
         (*sids, model),
     ).fetchall()
     rank = {sid: n for n, sid in enumerate(sids)}

@@ -31,10 +31,12 @@ from huiyi.model import Event, Kind, Surface
 from huiyi.sources.base import (
     BAD_RECORD,
     LINE_TOO_LONG,
+    RECORD_AT,
     UNKNOWN_TYPE,
     UNSUPPORTED_VERSION,
     SessionChunk,
     SessionUpdate,
+    Where,
     name_text,
     path_key,
     valid_seq,
@@ -148,6 +150,7 @@ class Fold:
         self.title_unreadable = False
         self.updated: int | None = None
         self.events: dict[int, Event] = {}
+        self.where: dict[int, Where] = {}
         self.changes: dict[int, Surface] = {}
         self._handlers: dict[str, Callable[[dict[str, Any]], _Parts | None]] = {
             "user/message": self._user,
@@ -191,7 +194,9 @@ class Fold:
             title_unreadable=self.title_unreadable,
         )
         events = [self.events[seq] for seq in sorted(self.events)]
-        return SessionChunk(session=update, events=events, surface=dict(self.changes))
+        return SessionChunk(
+            session=update, events=events, surface=dict(self.changes), where=self.where
+        )
 
     # -- lines
 
@@ -289,6 +294,9 @@ class Fold:
                 injected=parts.injected,
                 tool_name=parts.tool_name,
             )
+            where = RECORD_AT.get()
+            if where is not None:
+                self.where[seq] = where
 
     def _fold(self, seq: int, op: Any) -> None:
         """Apply one surface op: push `seq`, or let it replace a span of the surface."""

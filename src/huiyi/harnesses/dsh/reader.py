@@ -29,19 +29,30 @@ our offset waits. A file being written looks torn for a moment, so `torn-frame` 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import ClassVar
 
 from huiyi.config import Settings
 from huiyi.harnesses.dsh.fold import BAD_SURFACE_OP, SOURCE, Fold
-from huiyi.harnesses.dsh.frames import CORRUPT_FRAME, FRAME_TOO_LARGE, Step, ZstdFrames, jsonl_lines
+from huiyi.harnesses.dsh.frames import (
+    CORRUPT_FRAME,
+    FRAME_TOO_LARGE,
+    Line,
+    Step,
+    ZstdFrames,
+    jsonl_lines,
+)
+from huiyi.model import Event
 from huiyi.sources.base import (
     READ_BYTES,
     READ_RECORDS,
+    RECORD_AT,
     TORN_FRAME,
     Cursor,
     ReadResult,
+    Where,
     open_log,
     take_record,
 )
@@ -110,19 +121,26 @@ class DshReader:
             else:
                 steps = jsonl_lines(file, offset)
             taken = read_bytes = 0
-            for lines, end, within in steps:
-                for raw in lines:
-                    take_record(fold.line, raw, result.skipped)
-                    taken += 1
-                    read_bytes += len(raw or b"")
+            token = RECORD_AT.set(None)
+            try:
+                for lines, end, within in steps:
+                    for raw in lines:
+                        # where the line lives: where the read stood before it (`Where`)
+                        span = within - inside if within else end - result.offset
+                        RECORD_AT.set((result.offset, inside, span))
+                        take_record(fold.line, raw, result.skipped)
+                        taken += 1
+                        read_bytes += len(raw or b"")
+                        if fold.refused:
+                            break
+                    result.offset, inside = end, within
                     if fold.refused:
                         break
-                result.offset, inside = end, within
-                if fold.refused:
-                    break
-                if taken >= READ_RECORDS or read_bytes >= READ_BYTES:
-                    result.more = True  # the index writes this much, then reads on
-                    break
+                    if taken >= READ_RECORDS or read_bytes >= READ_BYTES:
+                        result.more = True  # the index writes this much, then reads on
+                        break
+            finally:
+                RECORD_AT.reset(token)
             if frames is not None and frames.torn_end is not None:
                 torn_tail = [result.offset, frames.torn_end]
         if fold.refused:
@@ -144,6 +162,44 @@ class DshReader:
         if chunk is not None:
             result.chunks.append(chunk)
         return result
+
+    def read_at(self, path: Path, where: Where) -> list[Event]:
+        """The events of the one record at `where` (a `Where` a read filed its events under),
+        read after the log's header: the header's frame and the record's frame are
+        decompressed (a plain log: two lines read), whatever the log's size. The caller
+        checks what it gets (no-copy mode compares digests). Raises `OSError` only."""
+        offset, inside, span = where
+        skipped: Counter[str] = Counter()
+        fold = Fold(path, {}, skipped)
+        with open_log(path) as file:
+            zstd = path.name.endswith(".zstd")
+
+            def first(at: int, skip: int) -> tuple[Line, int] | None:
+                """The first line from (`at`, `skip`) and the bytes it spans."""
+                steps: Iterator[Step] = (
+                    ZstdFrames(file, at, skipped, skip).steps() if zstd else jsonl_lines(file, at)
+                )
+                for lines, end, within in steps:
+                    if lines:
+                        return lines[0], (within - skip if within else end - at)
+                return None
+
+            header = first(0, 0)
+            record = first(offset, inside) if (offset, inside) != (0, 0) else header
+        if header is None or record is None or record[1] != span:
+            return []
+        token = RECORD_AT.set((0, 0, header[1]))
+        try:
+            take_record(fold.line, header[0], skipped)
+            if fold.refused:
+                return []
+            if (offset, inside) != (0, 0):
+                RECORD_AT.set(where)
+                take_record(fold.line, record[0], skipped)
+        finally:
+            RECORD_AT.reset(token)
+        chunk = fold.chunk()
+        return [] if chunk is None else chunk.events
 
 
 def _mtime(path: Path) -> float:
