@@ -334,3 +334,47 @@ def test_coverage_counters_follow_every_write(tmp_path: Path) -> None:
         before = agree(hy)
         hy.repair()
         assert agree(hy) == before
+
+
+def test_the_fuzzy_layer_reads_beside_the_lexical_one_and_finds_the_same(
+    logs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from huiyi.search import fuzzy
+    from huiyi.store.index import SqliteIndex
+
+    ranked = fuzzy.ranked
+    threads: list[str] = []
+
+    def recording(*args: object, **kwargs: object) -> list[tuple[int, float]]:
+        threads.append(threading.current_thread().name)
+        return ranked(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(fuzzy, "ranked", recording)
+    queries = ["rollbak the databse migraton", "exponentail backof", "smoke tset", "数据库迁一回滚"]
+    with make(logs) as hy:
+        beside = [seqs(hy, q) for q in queries]
+        assert threads == ["huiyi-fuzzy"] * len(queries)  # not on the searching thread
+        monkeypatch.setattr(SqliteIndex, "reader", lambda self: None)
+        assert [seqs(hy, q) for q in queries] == beside  # one after the other: the same hits
+        assert threads[len(queries) :] == [threading.current_thread().name] * len(queries)
+    assert [order[0] for order in beside] == [0, 5, 1, 2]
+
+
+def test_a_fuzzy_layer_failing_beside_the_lexical_one_drops_out_with_a_note(
+    logs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlite3
+
+    from huiyi.search import fuzzy
+
+    def broken(*args: object, **kwargs: object) -> list[tuple[int, float]]:
+        raise sqlite3.OperationalError("database disk image is malformed")
+
+    monkeypatch.setattr(fuzzy, "ranked", broken)
+    with make(logs) as hy:
+        result = hy.search("rollback migration", workspace="/w/a")
+        assert result.hits[0].seq == 0
+        assert "fuzzy" not in result.layers
+        assert any(
+            "fuzzy layer dropped out: database disk image is malformed" in n for n in result.notes
+        )

@@ -294,8 +294,18 @@ def search(
         with suppress(*failing), conn.time_limit(seconds):
             respelt = fuzzy.meant_words(conn, text)
     started = time.monotonic()
+    # the fuzzy layer of a hybrid search reads the trigram index on a thread of its own, through
+    # a connection of its own, while this one reads the full-text index (SQLite lets go of the
+    # GIL as it reads: on two cores the two layers take about the time of the slower one)
+    beside: _FuzzyThread | None = None
+    if hybrid and "fuzzy" in wanted and "lexical" in wanted:
+        with suppress(*failing):  # no reader: the layers run one after the other
+            if (reader := conn.reader()) is not None:
+                beside = _FuzzyThread(reader, text, flt.workspace, depth, respelt, seconds)
     # the semantic layer first: its worker embeds while the other layers run
     for name in sorted(wanted, key=lambda name: name != "semantic"):
+        if name == "fuzzy" and beside is not None:
+            continue
         try:
             with conn.time_limit(seconds):
                 if name == "semantic":
@@ -314,6 +324,13 @@ def search(
                 with suppress(*failing), conn.time_limit(seconds):
                     ranking = lexical.ranked(conn, parse_query(extra), flt.workspace)
                     found[name] = _visible_ids(conn, ranking, visible, depth)
+    if beside is not None:
+        late: tuple[type[BaseException], ...] = (TimeoutError, *failing)
+        try:
+            ranking = beside.result(conn, seconds)
+            found["fuzzy"] = _visible_ids(conn, ranking, visible, depth)
+        except late as exc:
+            notes.append(f"fuzzy {DROPPED}: {exc}")
     if pending is not None:
         try:
             left = max(0.0, started + seconds - time.monotonic())
@@ -437,6 +454,59 @@ def _layer(
     if name == "lexical":
         return lexical.ranked(conn, query, flt.workspace, read=read)
     return fuzzy.ranked(conn, text, flt.workspace, depth=depth * 2, respelt=respelt)
+
+
+class _FuzzyThread:
+    """The fuzzy ranking of one hybrid search, read through `reader` on a thread of its own
+    (a thread per search, as `_SemanticThread`)."""
+
+    def __init__(
+        self,
+        reader: Index,
+        text: str,
+        workspace: str | None,
+        depth: int,
+        respelt: list[str],
+        seconds: float,
+    ) -> None:
+        self._ranked: list[tuple[int, float]] = []
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(
+            target=self._run,
+            args=(reader, text, workspace, depth, respelt, seconds),
+            name="huiyi-fuzzy",
+            daemon=True,
+        )
+        self._thread.start()
+
+    def _run(
+        self,
+        reader: Index,
+        text: str,
+        workspace: str | None,
+        depth: int,
+        respelt: list[str],
+        seconds: float,
+    ) -> None:
+        try:
+            with reader.time_limit(seconds):
+                self._ranked = list(
+                    fuzzy.ranked(reader, text, workspace, depth=depth * 2, respelt=respelt)
+                )
+        except BaseException as exc:  # handed to the searching thread, which raises it
+            self._error = exc
+
+    def result(self, conn: Index, seconds: float) -> list[tuple[int, float]]:
+        """The ranking, or what it raised; the reader's time limit ends its reading within
+        `seconds`, so the wait is bounded. A thread still busy past that leaves the reader to
+        it: `conn` opens another for the next search."""
+        self._thread.join(seconds + 1.0)
+        if self._thread.is_alive():
+            conn.forget_reader()
+            raise TimeoutError(f"no answer within {seconds:g} s")
+        if self._error is not None:
+            raise self._error
+        return self._ranked
 
 
 class _SemanticThread:

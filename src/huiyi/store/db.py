@@ -38,8 +38,9 @@ class Connection(sqlite3.Connection):
     the connection's codec beside it without keeping the connection alive."""
 
 
-def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
-    """Open (and for writers create and migrate) the index at `path`.
+def connect(path: Path, *, readonly: bool = False, shared: bool = False) -> sqlite3.Connection:
+    """Open (and for writers create and migrate) the index at `path`; `shared`, for use from
+    another thread than the one that opens it (one thread at a time).
 
     Raises `StoreError` for a file SQLite cannot use (the message says to run `huiyi doctor
     --repair`) and for an index written by a newer huiyi (which is never touched).
@@ -55,7 +56,11 @@ def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
     deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
     while True:
         conn = sqlite3.connect(
-            path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, factory=Connection
+            path,
+            timeout=BUSY_TIMEOUT_MS / 1000,
+            isolation_level=None,
+            factory=Connection,
+            check_same_thread=not shared,
         )
         try:
             if fresh:

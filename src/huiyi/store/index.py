@@ -17,11 +17,13 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import time
+import weakref
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from huiyi.model import Event
-from huiyi.store import queries, vectors
+from huiyi.store import db, queries, vectors
 from huiyi.store.queries import SessionRow
 
 if TYPE_CHECKING:
@@ -36,6 +38,10 @@ class Index(Protocol):
     errors: tuple[type[BaseException], ...]
 
     def time_limit(self, seconds: float) -> contextlib.AbstractContextManager[None]: ...
+
+    def reader(self) -> Index | None: ...
+
+    def forget_reader(self) -> None: ...
 
     def stamp(self) -> tuple[int, int]: ...
 
@@ -123,6 +129,10 @@ class Index(Protocol):
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]: ...
 
 
+#: each connection's reader (`SqliteIndex.reader`), closed when the connection is collected
+_READERS: weakref.WeakKeyDictionary[sqlite3.Connection, SqliteIndex] = weakref.WeakKeyDictionary()
+
+
 class SqliteIndex:
     """`Index` over a connection to the local SQLite index."""
 
@@ -142,6 +152,27 @@ class SqliteIndex:
             yield
         finally:
             self.conn.set_progress_handler(None, 0)
+
+    def reader(self) -> Index | None:
+        """Another `Index` over the same file, for a search layer run on a thread beside this
+        one while this one reads (SQLite lets go of the GIL as it reads), used by one thread at
+        a time; kept beside the connection (its page cache stays warm) until it is closed or
+        `forget_reader`. None for an index in memory, or inside a transaction of this
+        connection, whose rows another connection would not see."""
+        if self.conn.in_transaction or not isinstance(self.conn, db.Connection):
+            return None
+        if (kept := _READERS.get(self.conn)) is not None:
+            return kept
+        [name] = [d[2] for d in self.conn.execute("PRAGMA database_list") if d[1] == "main"]
+        if not name:
+            return None
+        kept = SqliteIndex(db.connect(Path(name), readonly=True, shared=True))
+        _READERS[self.conn] = kept
+        return kept
+
+    def forget_reader(self) -> None:
+        """Open a new reader next time (the last one may still be busy on its thread)."""
+        _READERS.pop(self.conn, None)
 
     def stamp(self) -> tuple[int, int]:
         """Moves whenever the index may have changed: `data_version` when another connection

@@ -74,6 +74,13 @@ class PgIndex:
 
     # -- plumbing --------------------------------------------------------------------------
 
+    def reader(self) -> PgIndex | None:
+        """None: the layers of a search read the pool one after the other."""
+        return None
+
+    def forget_reader(self) -> None:
+        """Nothing to forget (`reader`)."""
+
     @contextlib.contextmanager
     def time_limit(self, seconds: float) -> Iterator[None]:
         """Cancel a query of this thread that runs past `seconds` (psycopg's QueryCanceled)."""
