@@ -471,30 +471,18 @@ class _FuzzyThread:
     ) -> None:
         self._ranked: list[tuple[int, float]] = []
         self._error: BaseException | None = None
-        self._thread = threading.Thread(
-            target=self._run,
-            args=(reader, text, workspace, depth, respelt, seconds),
-            name="huiyi-fuzzy",
-            daemon=True,
-        )
-        self._thread.start()
 
-    def _run(
-        self,
-        reader: Index,
-        text: str,
-        workspace: str | None,
-        depth: int,
-        respelt: list[str],
-        seconds: float,
-    ) -> None:
-        try:
-            with reader.time_limit(seconds):
-                self._ranked = list(
-                    fuzzy.ranked(reader, text, workspace, depth=depth * 2, respelt=respelt)
-                )
-        except BaseException as exc:  # handed to the searching thread, which raises it
-            self._error = exc
+        def rank() -> None:
+            try:
+                with reader.time_limit(seconds):
+                    self._ranked = list(
+                        fuzzy.ranked(reader, text, workspace, depth=depth * 2, respelt=respelt)
+                    )
+            except BaseException as exc:  # handed to the searching thread, which raises it
+                self._error = exc
+
+        self._thread = threading.Thread(target=rank, name="huiyi-fuzzy", daemon=True)
+        self._thread.start()
 
     def result(self, conn: Index, seconds: float) -> list[tuple[int, float]]:
         """The ranking, or what it raised; the reader's time limit ends its reading within
