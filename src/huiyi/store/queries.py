@@ -143,7 +143,8 @@ EVENT_COLUMNS_E = (
 )
 
 
-def _event(session_id: str, row: Sequence[Any]) -> Event:
+def event_row(session_id: str, row: Sequence[Any]) -> Event:
+    """The `Event` of a row of `EVENT_COLUMNS` (both stores read events in that order)."""
     seq, time, kind, role, text, surface, injected, tool = row
     return Event(
         session=session_id,
@@ -200,7 +201,7 @@ def events(
         for row in cursor:
             if through.gone and not row[4]:
                 continue  # no-copy mode, and its log is gone or changed (`store.readthrough`)
-            yield _event(session_id, row)
+            yield event_row(session_id, row)
     finally:
         cursor.close()
 
@@ -267,7 +268,7 @@ def events_by_rowid(
         for rowid, sid, session_id, *rest in rows:
             if through.gone and not rest[4]:
                 continue  # no-copy mode, and its log is gone or changed
-            out[rowid] = (sid, _event(session_id, rest))
+            out[rowid] = (sid, event_row(session_id, rest))
     return out
 
 

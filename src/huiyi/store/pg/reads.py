@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 from psycopg_pool import ConnectionPool
 
-from huiyi.model import Event, Kind, Surface
+from huiyi.model import Event
 from huiyi.store.pg import sql
 from huiyi.store.pg.lexemes import quote
 from huiyi.store.pg.match import Compiled, MatchError, Phrase, compile_full_text, compile_trigrams
-from huiyi.store.queries import SessionRow, session_row
+from huiyi.store.queries import SessionRow, event_row, session_row
 from huiyi.workspace import fuzzy_scope_token, scope_token
 
 if TYPE_CHECKING:
@@ -43,21 +43,6 @@ COLUMN_WEIGHT = {"body": 1.0, "whole": 2.0}
 _WEIGHT_LETTER = {"body": "D", "whole": "A"}
 #: how long the highest row id is taken as read (`PgIndex._top`)
 TOP_SECONDS = 1.0
-
-
-def _event(session_id: str, row: Sequence[Any]) -> Event:
-    seq, time, kind, role, text, surface, injected, tool = row
-    return Event(
-        session=session_id,
-        seq=seq,
-        time=time,
-        kind=Kind(kind),
-        role=role,
-        text=text,
-        surface=Surface(surface),
-        injected=bool(injected),
-        tool_name=tool,
-    )
 
 
 class PgIndex:
@@ -184,7 +169,7 @@ class PgIndex:
             limit=limit,
             newest_first=newest_first,
         )
-        return iter([_event(session_id, row) for row in self._all(query, params)])
+        return iter([event_row(session_id, row) for row in self._all(query, params)])
 
     def events_around(
         self,
@@ -215,7 +200,7 @@ class PgIndex:
     def events_by_rowid(self, rowids: Sequence[int]) -> dict[int, tuple[int, Event]]:
         out: dict[int, tuple[int, Event]] = {}
         for rowid, sid, session_id, *rest in self._all(sql.EVENTS_BY_ROWID, (list(rowids),)):
-            out[int(rowid)] = (int(sid), _event(session_id, rest))
+            out[int(rowid)] = (int(sid), event_row(session_id, rest))
         return out
 
     def recent_turns(self, workspace: str, *, limit: int) -> list[tuple[str, str]]:
