@@ -19,7 +19,7 @@ put on a scale of its own:
   (`Evidence.fused`);
 * unseen (the evidence test): the share of the query's specific words, weighted by their
   rarity in general language (`search.rarity`), that occur nowhere in the workspace, neither as
-  written, nor as a typo of a word it uses (`fuzzy.respelled`), nor as their equivalent in the
+  written, nor as a typo of a word it uses (`fuzzy.typo_of`), nor as their equivalent in the
   other language (`text.expand`). When none occurs (`unseen` 1: gibberish, a question about
   things this workspace never named), the semantic layer alone may answer only above the
   calibrated `unseen` floor, far above its usual one, and not at all when one of the words is
@@ -57,9 +57,12 @@ __all__ = [
     "floors_for",
     "gibberish",
     "lexical_evidence",
+    "missing_detail",
     "off_topic",
     "passage_shares",
+    "unseen_of",
     "unseen_share",
+    "word_evidence",
 ]
 
 #: the lexical layer's first passages read for evidence (its re-rank already orders them)
@@ -87,6 +90,10 @@ class Evidence(NamedTuple):
     #: none of the query's words is used (`nothing_seen`) and it names nothing of software
     #: work either (`off_topic`)
     off_topic: bool = False
+    #: the missing detail: the highest general-language rarity among the query's words outside
+    #: Chinese that the workspace uses in no form (1: an identifier, a number, a version, a
+    #: word no list holds; `None`: the evidence test did not run, 0: every word is used)
+    missing: float | None = None
 
     def fused(
         self, lexical_scale: float, absent_scale: float, unseen_scale: float = 0.0
@@ -118,6 +125,7 @@ class Evidence(NamedTuple):
             "unseen": self.unseen,
             "gibberish": float(self.gibberish),
             "off_topic": float(self.off_topic),
+            "missing": self.missing,
         }
 
 
@@ -141,9 +149,27 @@ class Floors(NamedTuple):
     #: no padding: after the first hit, a hit whose fused score is below this share of the
     #: first's and that holds none of the query's words is dropped (0: every hit is kept)
     padding: float = 0.0
+    #: the missing detail: when a word of the query this rare in general language
+    #: (`Evidence.missing`) occurs nowhere in the workspace, the history cannot hold the
+    #: detail asked for, and the semantic and fused evidence may not vouch for an answer
+    #: (`None`: off; the lexical and fuzzy floors still apply)
+    detail: float | None = None
+
+    def detail_missing(self, evidence: Evidence) -> bool:
+        """Whether the query names a specific thing the workspace never mentions."""
+        return (
+            self.detail is not None
+            and evidence.missing is not None
+            and evidence.missing >= self.detail - 1e-9
+        )
 
     def _pairs(self, evidence: Evidence) -> list[tuple[str, float | None, float | None]]:
         fused = evidence.fused(self.lexical_scale, self.absent_scale, self.unseen_scale)
+        if self.detail_missing(evidence):
+            return [
+                ("lexical", evidence.lexical, self.lexical),
+                ("fuzzy", evidence.fuzzy, self.fuzzy),
+            ]
         if evidence.nothing_seen and self.unseen is not None:
             return [
                 ("lexical", evidence.lexical, self.lexical),
@@ -193,6 +219,7 @@ def _floors(raw: Mapping[str, Any]) -> Floors:
         unseen=number("unseen"),
         unseen_scale=number("unseen_scale") or 0.0,
         padding=number("padding") or 0.0,
+        detail=number("detail"),
     )
 
 
@@ -304,17 +331,16 @@ def content_units(text: str) -> list[tuple[tuple[str, ...], float]]:
     return [(unit, w) for unit, w in units.items() if w >= MIN_WEIGHT]
 
 
-def unseen_share(
+def word_evidence(
     conn: Index, text: str, workspace: str | None, read: Rows | None = None
-) -> float | None:
-    """The evidence test: the rarity-weighted share of the query's content words
-    (`content_units`) that the workspace uses in no form: not as written, not as the words a
-    typo of it may mean (`fuzzy.respelled`), not as its equivalent in the other language
-    (`text.expand`). `None` when the query has no content word."""
+) -> list[tuple[str, float, bool]]:
+    """The query's content words (`content_units`), each as written, with its rarity in
+    general language and whether the workspace uses it in some form: as written, as the words
+    a typo of it may mean (`fuzzy.typo_of`), without an English ending, or as its equivalent
+    in the other language (`text.expand`)."""
     units = content_units(text)
-    total = sum(w for _, w in units)
-    if not units or total <= 0:
-        return None
+    if not units:
+        return []
     scope = "" if workspace is None else f' AND scope:"{scope_token(workspace)}"'
     read = read or Rows()
 
@@ -322,17 +348,87 @@ def unseen_share(
         matches = [f"({_phrase(u)}){scope}" for u in parts_list]
         return [bool(rows) for rows in read.newest(conn, matches, 1)]
 
-    seen = used([u for u, _ in units])
-    missing = 0.0
-    for (unit, w), found in zip(units, seen, strict=True):
-        if found:
-            continue
+    out: list[tuple[str, float, bool]] = []
+    for (unit, w), found in zip(units, used([u for u, _ in units]), strict=True):
         surface = _surface(unit)
-        other = [*_stems(surface), *fuzzy.respelled(conn, surface), *equivalents(surface)]
-        forms = [parts for word in other if (parts := _parts(word))]
-        if not forms or not any(used(forms)):
-            missing += w
-    return missing / total
+        if not found:
+            other = [*_stems(surface), *fuzzy.typo_of(conn, surface), *equivalents(surface)]
+            forms = [parts for word in other if (parts := _parts(word))]
+            found = bool(forms) and any(used(forms))
+        out.append((surface, w, found))
+    return out
+
+
+def unseen_share(
+    conn: Index, text: str, workspace: str | None, read: Rows | None = None
+) -> float | None:
+    """The evidence test: the rarity-weighted share of the query's content words
+    (`word_evidence`) that the workspace uses in no form. `None` when the query has no
+    content word."""
+    return unseen_of(word_evidence(conn, text, workspace, read))
+
+
+def unseen_of(words: Sequence[tuple[str, float, bool]]) -> float | None:
+    """`unseen_share` of words already looked up (`word_evidence`)."""
+    total = sum(w for _, w, _ in words)
+    if not words or total <= 0:
+        return None
+    return sum(w for _, w, seen in words if not seen) / total
+
+
+def missing_detail(text: str, words: Sequence[tuple[str, float, bool]]) -> float:
+    """The highest rarity among the query's words outside Chinese that the workspace uses in
+    no form (`word_evidence`), leaving out what is no detail (`_no_detail`); 0 when it uses
+    them all.
+
+    A near miss asks a real topic of the workspace about a detail never said, and the detail
+    is often a thing with a name: a version (`py313`, `ubuntu-22.04`), a number (`0043`,
+    `503`), a tool or a setting (`webpack`, `MemoryMax`, `keepalive`). When such a word, rare
+    in general language, occurs nowhere in the history, not even as a typo or in the other
+    language, the history cannot hold the answer, however near the question's cosine comes
+    (the topic words it shares put it at a paraphrase's 0.85-0.9). Chinese words are left out:
+    split by longest match, a question's characters fall into unknown pieces (`放哪` in
+    `放哪了`) and its typos (`瓶劲`) are no word either, so their absence says little."""
+    skip = _no_detail(text)
+    return max(
+        (w for word, w, seen in words if not seen and not any(cjk_runs(word)) and word not in skip),
+        default=0.0,
+    )
+
+
+_MONTHS = (
+    "jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|january|february|march|april|june|"
+    "july|august|september|october|november|december"
+)
+#: a date in words (`May 3, 2023`, `1 February 2023`, `8th December`, `in 2023`) or in Chinese
+#: (`2023年5月3日`, `3号`): a time, which the history holds as its events' times, not as words
+_DATE = (
+    rf"\b(?:{_MONTHS})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\b|"
+    rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTHS})\b|"
+    r"\b(?:19|20)\d\d\b|\d{1,4}\s*[年月日号]"
+)
+#: a word cut by an apostrophe (`hadn't`, `Tim's`): the piece before it
+_CLITIC = r"([a-z]+)['’][a-z]{1,2}\b"
+#: general words joined by hyphens (`career-wise`, `Star Wars-related`)
+_HYPHENED = r"[a-z]+(?:-[a-z]+)+"
+
+
+def _no_detail(text: str) -> set[str]:
+    """The query's words (folded) that name no detail: the numbers of a date, the piece of a
+    word before an apostrophe, and a hyphenated compound of words general language knows."""
+    import re
+
+    folded = normalize(text)
+    out: set[str] = set()
+    for match in re.finditer(_DATE, folded):
+        out.update(re.findall(r"\d+", match.group()))
+        out.update(" ".join(term.parts) for term in terms(match.group()))
+    out.update(re.findall(_CLITIC, folded))
+    for match in re.finditer(_HYPHENED, folded):
+        parts = match.group().split("-")
+        if all(rarity.weight(part, "en") < 1.0 for part in parts):
+            out.add(" ".join(parts))
+    return out
 
 
 def gibberish(text: str) -> bool:
@@ -378,11 +474,12 @@ def _words(folded: str) -> list[str]:
 
 
 #: English endings a question's word may carry that its passage does not (`dumps`, `dump`)
-_ENDINGS = ("ies", "es", "s", "ing", "ed", "er", "ly")
+_ENDINGS = ("ies", "ied", "es", "s", "ing", "ed", "er", "ly")
 
 
 def _stems(word: str) -> list[str]:
-    """The word without a common English ending (both forms for `-ies`, `-es`), else none."""
+    """The word without a common English ending (both forms for `-ies`, `-ied`, `-es`), or
+    none."""
     if " " in word or not word.isascii() or not word.isalpha():
         return []
     out: list[str] = []
@@ -390,7 +487,7 @@ def _stems(word: str) -> list[str]:
         if word.endswith(ending) and len(word) - len(ending) >= 3:
             stem = word[: -len(ending)]
             out.append(stem)
-            if ending == "ies":
+            if ending in ("ies", "ied"):
                 out.append(stem + "y")
             elif ending in ("es", "ing", "ed", "er"):
                 out.append(stem + "e")

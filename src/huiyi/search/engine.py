@@ -427,17 +427,20 @@ def _evidence(
     share: float | None = None
     absent: float | None = None
     unseen: float | None = None
+    missing: float | None = None
     with suppress(*conn.errors):  # a damaged full-text index: the layers' notes say so
         share, absent = abstention.lexical_evidence(
             conn, query, flt.workspace, list(dict.fromkeys(passages)), read
         )
         if "semantic" in found:  # the evidence test guards what the semantic layer answers
-            unseen = abstention.unseen_share(conn, text, flt.workspace, read)
+            words = abstention.word_evidence(conn, text, flt.workspace, read)
+            unseen = abstention.unseen_of(words)
+            missing = abstention.missing_detail(text, words)
     blind = unseen is not None and unseen >= 1.0 - 1e-9
     noise = blind and abstention.gibberish(text)
     elsewhere = blind and not noise and abstention.off_topic(text)
     return abstention.Evidence(
-        share, best("fuzzy"), best("semantic"), absent, unseen, noise, elsewhere
+        share, best("fuzzy"), best("semantic"), absent, unseen, noise, elsewhere, missing
     )
 
 

@@ -221,6 +221,39 @@ def respelled(conn: Index, whole: str) -> list[str]:
     return meant
 
 
+#: the evidence test's typo look-up (`typo_of`): from four letters, and from two of the prefix
+TYPO_MIN = 4
+TYPO_PREFIX = 2
+
+
+def typo_of(conn: Index, whole: str) -> list[str]:
+    """The words of the history a word of `whole` (folded) may be a typo of, looked for more
+    widely than `respelled` does: the evidence test only asks whether the history uses the
+    word in some form, so a slip in the first letters (`cahce`, `ngnix`, `dmup` for `dump`)
+    counts too. Each word of `TYPO_MIN` letters or more that the index does not hold is
+    compared, by `edits`, with the indexed words sharing its first `TYPO_PREFIX` letters or
+    its first three with two neighbours swapped. A word shorter than `RESPELL_MIN` may only
+    have two neighbours swapped (`dmup`): one other letter makes another word (`helm`,
+    `held`)."""
+    meant: list[str] = []
+    for word in dict.fromkeys(_LATIN_WORD.findall(whole)):
+        if len(word) < TYPO_MIN or conn.has_word(word):
+            continue
+        allowed = _edits_allowed(word)
+        short = len(word) < RESPELL_MIN
+        prefixes = {word[:TYPO_PREFIX], word[1] + word[0] + word[2], word[0] + word[2] + word[1]}
+        for prefix in sorted(prefixes):
+            near = conn.words_from(prefix, limit=RESPELL_WORDS)
+            meant.extend(
+                w
+                for w in near
+                if abs(len(w) - len(word)) <= allowed
+                and edits(word, w) <= allowed
+                and (not short or sorted(w) == sorted(word))
+            )
+    return list(dict.fromkeys(meant))
+
+
 def meant_words(conn: Index, text: str) -> list[str]:
     """The words of the history the query's misspelled words may mean (`respelled`)."""
     return respelled(conn, _folded(text))
