@@ -142,3 +142,21 @@ def test_a_missing_baseline_package_names_the_extra_to_install(
         evaluate_set(SET, layers=("lexical",))
     report = evaluate_set(SET, layers=("lexical",), baseline=False)
     assert [r.layer for r in report.layers] == ["lexical"]
+
+
+def test_eval_and_the_precision_report_count_negatives_answered_alike() -> None:
+    """One definition of a negative answered (`metrics.answers`): `huiyi eval`'s hybrid
+    column and `eval.precision`'s count agree on the same set, each negative alike."""
+    from huiyi.eval.precision import ask, tally
+
+    negatives = [
+        EvalQuery("n2", "port in use", (), "/w/b", "negative"),  # words of /w/b's other half
+        EvalQuery("n3", "数据库迁移", (), "/w/a", "negative"),  # words /w/a does use
+    ]
+    evalset = EvalSet(SET.name, SET.sessions, [*SET.queries, *negatives])
+    report = evaluate_set(evalset, layers=("hybrid",), embedder="fake", baseline=False)
+    asked = ask(evalset, index_home=None, embedder="fake")
+    scores = report.layers[0].scores
+    assert scores.negatives == 3 and tally("all", asked).negatives == 3
+    assert scores.negatives_answered == tally("all", asked).answered
+    assert 0 < scores.negatives_answered < 3  # some answered, not all: the count can differ

@@ -25,6 +25,7 @@ from huiyi.eval.evalset import EvalQuery
 __all__ = [
     "METRICS",
     "Scores",
+    "answers",
     "evaluate",
     "hit_at",
     "ndcg_at",
@@ -38,6 +39,13 @@ METRICS = ("hit@1", "hit@5", "hit@10", "recall@5", "recall@10", "mrr", "ndcg@10"
 MRR_DEPTH = 10
 NEGATIVE_DEPTH = 5
 UNCATEGORISED = "-"
+
+
+def answers(ranking: Sequence[str]) -> bool:
+    """Whether a ranking answers its query at all: anything in its first `NEGATIVE_DEPTH`
+    results (the one definition of a negative "answered", for `huiyi eval` and
+    `eval.precision` alike)."""
+    return len(_dedupe(ranking)[:NEGATIVE_DEPTH]) > 0
 
 
 def _dedupe(ranking: Iterable[str]) -> list[str]:
@@ -136,7 +144,7 @@ def evaluate(queries: Sequence[EvalQuery], rankings: Mapping[str, Sequence[str]]
         ranking = rankings.get(query.id, ())
         if query.negative:
             negatives += 1
-            answered += 1 if len(_dedupe(ranking)[:NEGATIVE_DEPTH]) > 0 else 0
+            answered += answers(ranking)
             continue
         row = query_scores(ranking, query.relevant)
         per_query[query.id] = row

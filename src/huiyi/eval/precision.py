@@ -6,7 +6,8 @@ abstention on, `recall_history`'s five results) and counts, per half of the set 
 hash of the query id, as `calibrate` splits it: the tuning half and the held half) and per
 category:
 
-* negatives answered: a negative (nothing in its workspace answers it) that got any hit;
+* negatives answered: a negative (nothing in its workspace answers it) that got any hit
+  (`metrics.answers`: the same definition `huiyi eval` counts with);
   near misses, gibberish and unrelated questions are categories of our own negatives;
 * hit@5 of the positives, with abstention on;
 * unrelated hits per answered query: hits that are none of the query's relevant events,
@@ -31,11 +32,13 @@ from huiyi.config import Settings
 from huiyi.eval.datasets import load
 from huiyi.eval.evalset import EvalSet, event_id
 from huiyi.eval.harness import _embed, indexed
+from huiyi.eval.metrics import NEGATIVE_DEPTH, answers
 
 __all__ = ["Asked", "Tally", "ask", "held_out", "tally"]
 
-#: results an agent's `recall_history` shows by default
-LIMIT = 5
+#: results an agent's `recall_history` shows by default, and the depth at which `huiyi eval`
+#: counts a negative answered (`metrics.answers`: one definition for both)
+LIMIT = NEGATIVE_DEPTH
 
 
 def held_out(query_id: str) -> bool:
@@ -51,6 +54,8 @@ class Asked:
     category: str
     negative: bool
     hits: int
+    #: the query got anything (`metrics.answers`, as `huiyi eval` counts it)
+    answered: bool
     #: hits that are none of the query's relevant events
     unrelated: int
     #: a relevant event among the hits
@@ -90,6 +95,7 @@ def ask(
                         category=query.category or "uncategorised",
                         negative=query.negative,
                         hits=len(ids),
+                        answered=answers(ids),
                         unrelated=sum(1 for i in ids if i not in relevant),
                         found=any(i in relevant for i in ids),
                         padding=padding,
@@ -126,7 +132,7 @@ class Tally:
 
 
 def tally(group: str, rows: Sequence[Asked]) -> Tally:
-    answered = [r for r in rows if r.hits]
+    answered = [r for r in rows if r.answered]
     return Tally(
         group=group,
         negatives=sum(r.negative for r in rows),
