@@ -116,6 +116,11 @@ class Evidence(NamedTuple):
         """The query names specific things and the workspace uses none of them."""
         return self.unseen is not None and self.unseen >= 1.0 - 1e-9
 
+    def blind(self, share: float = 1.0) -> bool:
+        """The workspace uses at most `1 - share` of the query's specific words (weighted by
+        their rarity, `unseen`): what it does use are words such as `多少` or `配置`."""
+        return self.unseen is not None and self.unseen >= share - 1e-9
+
     def as_dict(self) -> dict[str, float | None]:
         return {
             "lexical": self.lexical,
@@ -154,6 +159,9 @@ class Floors(NamedTuple):
     #: detail asked for, and the semantic and fused evidence may not vouch for an answer
     #: (`None`: off; the lexical and fuzzy floors still apply)
     detail: float | None = None
+    #: the share of the query's specific words the workspace must not use (`Evidence.unseen`)
+    #: for the query to count as naming nothing it uses (1: none of them; `Evidence.blind`)
+    blind: float = 1.0
 
     def detail_missing(self, evidence: Evidence) -> bool:
         """Whether the query names a specific thing the workspace never mentions."""
@@ -170,7 +178,7 @@ class Floors(NamedTuple):
                 ("lexical", evidence.lexical, self.lexical),
                 ("fuzzy", evidence.fuzzy, self.fuzzy),
             ]
-        if evidence.nothing_seen and self.unseen is not None:
+        if evidence.blind(self.blind) and self.unseen is not None:
             return [
                 ("lexical", evidence.lexical, self.lexical),
                 ("fuzzy", evidence.fuzzy, self.fuzzy),
@@ -220,6 +228,7 @@ def _floors(raw: Mapping[str, Any]) -> Floors:
         unseen_scale=number("unseen_scale") or 0.0,
         padding=number("padding") or 0.0,
         detail=number("detail"),
+        blind=number("blind") or 1.0,
     )
 
 

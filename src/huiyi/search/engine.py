@@ -353,10 +353,10 @@ def search(
         order = [(rowid, float(depth - n)) for n, rowid in enumerate(rankings[ran[0]])]
     else:
         order = fusion.fuse(rankings)
-    evidence = _evidence(conn, query, text, flt, found, order, read)
     floors = abstention.floors_for(
         semantic.model if semantic is not None and "semantic" in found else None
     )
+    evidence = _evidence(conn, query, text, flt, found, order, read, floors.blind)
     if abstain and not floors.passes(evidence):
         notes.append(WEAK)
         detail = f"evidence below the floors: {floors.weak(evidence)}"
@@ -409,8 +409,11 @@ def _evidence(
     found: Mapping[str, Sequence[tuple[int, float]]],
     order: Sequence[tuple[int, float]],
     read: lexical.Rows,
+    blind: float = 1.0,
 ) -> abstention.Evidence:
-    """Each layer's best evidence on the scale its floor is calibrated on (`search.floor`).
+    """Each layer's best evidence on the scale its floor is calibrated on (`search.floor`);
+    whether the query is gibberish or from elsewhere is asked when the workspace uses at most
+    `1 - blind` of its specific words (`Floors.blind`).
 
     Lexical evidence is read from the lexical layer's first passages and the result's, so a
     search without the lexical layer (semantic alone) has it too; `read` holds the index rows
@@ -436,9 +439,9 @@ def _evidence(
             words = abstention.word_evidence(conn, text, flt.workspace, read)
             unseen = abstention.unseen_of(words)
             missing = abstention.missing_detail(text, words)
-    blind = unseen is not None and unseen >= 1.0 - 1e-9
-    noise = blind and abstention.gibberish(text)
-    elsewhere = blind and not noise and abstention.off_topic(text)
+    unused = unseen is not None and unseen >= blind - 1e-9
+    noise = unused and abstention.gibberish(text)
+    elsewhere = unused and not noise and abstention.off_topic(text)
     return abstention.Evidence(
         share, best("fuzzy"), best("semantic"), absent, unseen, noise, elsewhere, missing
     )
