@@ -25,13 +25,21 @@ put on a scale of its own:
   calibrated `unseen` floor, far above its usual one, and not at all when one of the words is
   unknown to general language too (`gibberish`: the embedder has nothing to go on) or when the
   query names nothing of software work either (`off_topic`: `明天北京天气怎么样` in a history
-  of code; no term of the terms table, no identifier, no number).
+  of code; no term of the terms table, no identifier, no number). "None occurs" is read as a
+  share: the workspace uses at most `1 - blind` of those words by weight (`Floors.blind`), so
+  a question sharing only a word such as `多少` with it counts as naming nothing it uses;
+* missing (the missing detail): the highest rarity among the query's words outside Chinese
+  that the workspace uses in no form (`missing_detail`: a version, a number, an identifier, a
+  word no general list holds; no date, no piece of a word). At the `detail` floor the history
+  cannot hold what is asked, and only the lexical and fuzzy floors may answer.
 
 A search answers when one of them reaches its floor (a floor of `None` never does). The floors
 live in `floors.json` next to this module, fitted on the dev sets and the golden set by
-`huiyi.eval.calibrate`; docs/eval.md has the command and what they cost. e5 cosines are no
-relevance score: a paraphrase of something said and a question about something never said
-both sit around 0.8-0.9, so the floor that keeps hit@5 within 0.02 declines little.
+`huiyi.eval.calibrate` (`detail`, `blind` and `padding` were chosen on the tuning halves'
+per-query measurements and are kept by it); docs/eval.md has the commands and what they cost.
+e5 cosines are no relevance score: a paraphrase of something said and a question about
+something never said both sit around 0.8-0.9, so the floor that keeps hit@5 within 0.02
+declines little.
 """
 
 from __future__ import annotations
