@@ -71,3 +71,25 @@ def test_plain_bm25_finds_exact_words_but_not_paraphrases(golden: EvalSet) -> No
     scores = run(golden, Bm25Baseline(golden), layer="bm25").scores.per_category
     assert scores["exact"]["hit@5"] >= 0.8
     assert scores["paraphrase"]["hit@5"] <= 0.5
+
+
+def test_the_fresh_negatives_ask_the_golden_sessions_in_both_languages_and_halves() -> None:
+    """The fresh set: its positives name events of their own workspace, its negatives are
+    mostly near misses, in Chinese and English, and the hash split gives each half some of
+    every category."""
+    import re
+    import zlib
+
+    fresh = load_golden(GOLDEN.with_name("huiyi-fresh-negatives.json"))  # raises on a bad id
+    cwd_of = {s.id: s.cwd for s in fresh.sessions}
+    for query in fresh.queries:
+        assert query.negative == (query.category != "positive"), query.id
+        for relevant in query.relevant:
+            assert cwd_of[split_event_id(relevant)[0]] == query.workspace, query.id
+    near = [q for q in fresh.queries if q.category == "near-miss"]
+    assert len(near) >= 60 and sum(q.negative for q in fresh.queries) >= 70
+    cjk = [q for q in near if re.search(f"[{CJK_CLASS}]", q.query)]
+    assert 15 <= len(cjk) <= len(near) - 15
+    for category in {q.category for q in fresh.queries}:
+        halves = {zlib.crc32(q.id.encode()) % 2 for q in fresh.queries if q.category == category}
+        assert halves == {0, 1}, category
