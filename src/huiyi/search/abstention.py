@@ -328,7 +328,7 @@ def unseen_share(
         if found:
             continue
         surface = _surface(unit)
-        other = [*_stems(surface), *fuzzy.respelled(conn, surface), *equivalents(surface)]
+        other = [*_stems(surface), *fuzzy.respelled(conn, surface, read), *equivalents(surface)]
         forms = [parts for word in other if (parts := _parts(word))]
         if not forms or not any(used(forms)):
             missing += w

@@ -286,14 +286,21 @@ def search(
     read = lexical.Rows()  # index rows the lexical layer reads, and the evidence reads again
     pending: _SemanticThread | None = None
     cosines: dict[int, float] = {}
+    started = time.monotonic()
+    # the semantic layer first: its worker embeds the query while the other layers run
+    if "semantic" in wanted:
+        try:
+            with conn.time_limit(seconds):
+                pending = _start_semantic(conn, text, flt, semantic, hybrid, notes, depth)
+        except failing as exc:
+            notes.append(f"semantic {DROPPED}: {exc}")
     # the words the query's misspelled ones may mean: the fuzzy layer reads their passages,
     # and a hybrid search also looks them up as words (below, with the expansion); an index
     # that fails here fails the fuzzy layer below, where it is reported
     respelt: list[str] = []
     if "fuzzy" in wanted:
         with suppress(*failing), conn.time_limit(seconds):
-            respelt = fuzzy.meant_words(conn, text)
-    started = time.monotonic()
+            respelt = fuzzy.meant_words(conn, text, read)
     # the fuzzy layer of a hybrid search reads the trigram index on a thread of its own, through
     # a connection of its own, while this one reads the full-text index (SQLite lets go of the
     # GIL as it reads: on two cores the two layers take about the time of the slower one)
@@ -302,17 +309,13 @@ def search(
         with suppress(*failing):  # no reader: the layers run one after the other
             if (reader := conn.reader()) is not None:
                 beside = _FuzzyThread(reader, text, flt.workspace, depth, respelt, seconds)
-    # the semantic layer first: its worker embeds while the other layers run
-    for name in sorted(wanted, key=lambda name: name != "semantic"):
-        if name == "fuzzy" and beside is not None:
+    for name in wanted:
+        if name == "semantic" or (name == "fuzzy" and beside is not None):
             continue
         try:
             with conn.time_limit(seconds):
-                if name == "semantic":
-                    pending = _start_semantic(conn, text, flt, semantic, hybrid, notes, depth)
-                else:
-                    ranking = _layer(conn, name, query, text, flt, depth, read, respelt)
-                    found[name] = _visible_ids(conn, ranking, visible, depth)
+                ranking = _layer(conn, name, query, text, flt, depth, read, respelt)
+                found[name] = _visible_ids(conn, ranking, visible, depth)
         except failing as exc:
             notes.append(f"{name} {DROPPED}: {exc}")
     if hybrid and "lexical" in found:
@@ -322,7 +325,7 @@ def search(
         for name, extra in (("expanded", expansion(text)), ("respelled", " ".join(respelt))):
             if extra:
                 with suppress(*failing), conn.time_limit(seconds):
-                    ranking = lexical.ranked(conn, parse_query(extra), flt.workspace)
+                    ranking = lexical.ranked(conn, parse_query(extra), flt.workspace, read=read)
                     found[name] = _visible_ids(conn, ranking, visible, depth)
     if beside is not None:
         late: tuple[type[BaseException], ...] = (TimeoutError, *failing)
