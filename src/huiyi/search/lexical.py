@@ -280,12 +280,16 @@ def _held(
     return {rowid: len(found) for rowid, found in held.items()}
 
 
+#: how many passages `ranked` scores for its first page
+PAGE = 200
+
+
 def ranked(
     conn: Index,
     query: Query,
     workspace: str | None,
     *,
-    page: int = 200,
+    page: int = PAGE,
     read: Rows | None = None,
 ) -> Iterator[tuple[int, float]]:
     """(event rowid, score; higher is better) in rank order, fetched page by page.
