@@ -294,25 +294,26 @@ def search(
                 pending = _start_semantic(conn, text, flt, semantic, hybrid, notes, depth)
         except failing as exc:
             notes.append(f"semantic {DROPPED}: {exc}")
-    # the words the query's misspelled ones may mean: the fuzzy layer reads their passages,
-    # and a hybrid search also looks them up as words (below, with the expansion); an index
-    # that fails here fails the fuzzy layer below, where it is reported
-    respelt: list[str] = []
-    if "fuzzy" in wanted:
-        with suppress(*failing), conn.time_limit(seconds):
-            respelt = fuzzy.meant_words(conn, text, read)
     # the fuzzy layer of a hybrid search reads the trigram index on a thread of its own, through
-    # a connection of its own, and then the expansion's ranking, while this one reads the
-    # query's and the respellings' (SQLite lets go of the GIL as it reads: on two cores the two
-    # halves take about the time of the slower one)
+    # a connection of its own: the words the query's typos may mean, their passages and the
+    # query's trigrams, then the expansion's ranking, while this one reads the query's ranking
+    # and the respellings' (SQLite lets go of the GIL as it reads: on two cores the two halves
+    # take about the time of the slower one)
     beside: _FuzzyThread | None = None
     expanded = expansion(text) if hybrid else ""
     if hybrid and "fuzzy" in wanted and "lexical" in wanted:
         with suppress(*failing):  # no reader: the layers run one after the other
             if (reader := conn.reader()) is not None:
                 beside = _FuzzyThread(
-                    reader, text, flt.workspace, depth, respelt, seconds, expanded, failing
+                    reader, text, flt.workspace, depth, seconds, expanded, failing
                 )
+    # the words the query's misspelled ones may mean: the fuzzy layer reads their passages,
+    # and a hybrid search also looks them up as words (below, with the expansion); an index
+    # that fails here fails the fuzzy layer below, where it is reported
+    respelt: list[str] = []
+    if "fuzzy" in wanted and beside is None:
+        with suppress(*failing), conn.time_limit(seconds):
+            respelt = fuzzy.meant_words(conn, text, read)
     for name in wanted:
         if name == "semantic" or (name == "fuzzy" and beside is not None):
             continue
@@ -322,6 +323,8 @@ def search(
                 found[name] = _visible_ids(conn, ranking, visible, depth)
         except failing as exc:
             notes.append(f"{name} {DROPPED}: {exc}")
+    if beside is not None:
+        respelt = beside.respelt(read, seconds)
     if hybrid and "lexical" in found:
         # the query's technical terms in the other language (`expanded`, fused at a lower
         # weight), and the words its typos mean looked up as words (`respelled`: what the
@@ -478,7 +481,6 @@ class _FuzzyThread:
         text: str,
         workspace: str | None,
         depth: int,
-        respelt: list[str],
         seconds: float,
         expanded: str = "",
         failing: tuple[type[BaseException], ...] = (),
@@ -486,14 +488,23 @@ class _FuzzyThread:
         self._reader = reader
         self._ranked: list[tuple[int, float]] = []
         self._error: BaseException | None = None
+        #: the words the query's typos may mean (`fuzzy.meant_words`), set once looked up
+        self._respelt: list[str] = []
+        self._words = lexical.Rows()  # the vocabulary's words it read for them
+        self._respelling = threading.Event()
         #: the expansion's ranking: its first page, and the rest, read on when asked for
         self._expanded: tuple[list[tuple[int, float]], Iterator[tuple[int, float]]] | None = None
-
         deadline = time.monotonic() + seconds
 
         def rank() -> None:
             try:
                 with reader.time_limit(seconds):
+                    try:  # as the searching thread's own lookup: a failing index, no words
+                        with suppress(*failing):
+                            self._respelt = fuzzy.meant_words(reader, text, self._words)
+                    finally:
+                        self._respelling.set()
+                    respelt = self._respelt
                     self._ranked = list(
                         fuzzy.ranked(reader, text, workspace, depth=depth * 2, respelt=respelt)
                     )
@@ -524,6 +535,15 @@ class _FuzzyThread:
         if self._error is not None:
             raise self._error
         return self._ranked
+
+    def respelt(self, read: lexical.Rows, seconds: float) -> list[str]:
+        """The words the query's typos may mean, as soon as the thread has looked them up
+        (none when it has not within `seconds`); `read` learns the vocabulary's words it read,
+        which the floor's evidence asks for again."""
+        if not self._respelling.wait(seconds):
+            return []
+        read.learn(self._words)
+        return list(self._respelt)
 
     def expanded(self, seconds: float) -> Iterator[tuple[int, float]] | None:
         """The expansion's ranking (None: none, or it failed), once `result` has returned:

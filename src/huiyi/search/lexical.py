@@ -110,6 +110,10 @@ class Rows:
             self._scores[key] = conn.fts_scores(match, lowest, highest)
         return dict(self._scores[key])
 
+    def learn(self, other: Rows) -> None:
+        """Take the vocabulary's words `other` read (another thread's, done with them)."""
+        self._words.update(other._words)
+
     def words_from(self, conn: Index, prefix: str, *, limit: int) -> list[str]:
         """`Index.words_from`, each prefix read once."""
         key = (prefix, limit)
