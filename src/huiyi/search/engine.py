@@ -510,6 +510,7 @@ class _FuzzyThread:
                     )
             except BaseException as exc:  # handed to the searching thread, which raises it
                 self._error = exc
+            self._respelling.set()  # also when the thread failed before it looked them up
             if not expanded:
                 return
             try:  # a fuzzy layer that failed leaves the expansion to be read all the same
