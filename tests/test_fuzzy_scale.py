@@ -141,7 +141,7 @@ def test_a_hybrid_search_looks_the_word_a_typo_means_up_as_a_word(tmp_path: Path
 def test_a_typo_look_up_that_fails_leaves_the_search_standing(
     buried: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def broken(conn: object, text: str) -> list[str]:
+    def broken(conn: object, text: str, read: object = None) -> list[str]:
         raise sqlite3.OperationalError("database disk image is malformed")
 
     monkeypatch.setattr(fuzzy, "meant_words", broken)

@@ -378,3 +378,43 @@ def test_a_fuzzy_layer_failing_beside_the_lexical_one_drops_out_with_a_note(
         assert any(
             "fuzzy layer dropped out: database disk image is malformed" in n for n in result.notes
         )
+
+
+def test_the_expansion_is_read_beside_and_stands_when_the_fuzzy_layer_fails(
+    logs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Chinese query finds the English passage through its expansion, read on the fuzzy
+    layer's thread; the same hits when the layers run one after the other, and the expansion
+    still read when the fuzzy layer fails beside it (with the lexical layer alone left, its
+    ranking is the answer)."""
+    import sqlite3
+
+    from huiyi.search import fuzzy, lexical
+    from huiyi.store.index import SqliteIndex
+
+    ranked = lexical.ranked
+    threads: list[str] = []
+
+    def recording(conn: object, query: object, *args: object, **kwargs: object) -> object:
+        if "rollback" in str(query):
+            threads.append(threading.current_thread().name)
+        return ranked(conn, query, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(lexical, "ranked", recording)
+    with make(logs, "none", embed=False) as hy:
+        beside = seqs(hy, "回滚", abstain=False)
+        assert threads == ["huiyi-fuzzy"]
+        assert 0 in beside and 2 in beside  # the English passage, and the Chinese one
+        with monkeypatch.context() as m:
+            m.setattr(SqliteIndex, "reader", lambda self: None)
+            assert seqs(hy, "回滚", abstain=False) == beside
+        assert threads[1:] == [threading.current_thread().name]
+
+        def broken(*args: object, **kwargs: object) -> list[tuple[int, float]]:
+            raise sqlite3.OperationalError("database disk image is malformed")
+
+        monkeypatch.setattr(fuzzy, "ranked", broken)
+        result = hy.search("回滚", workspace="/w/a", abstain=False)
+        assert threads[2:] == ["huiyi-fuzzy"]  # read all the same
+        assert 2 in [h.seq for h in result.hits]
+        assert any("fuzzy layer dropped out" in n for n in result.notes)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import suppress
 from itertools import islice
 from typing import TYPE_CHECKING, NamedTuple
@@ -286,43 +286,53 @@ def search(
     read = lexical.Rows()  # index rows the lexical layer reads, and the evidence reads again
     pending: _SemanticThread | None = None
     cosines: dict[int, float] = {}
+    started = time.monotonic()
+    # the semantic layer first: its worker embeds the query while the other layers run
+    if "semantic" in wanted:
+        try:
+            with conn.time_limit(seconds):
+                pending = _start_semantic(conn, text, flt, semantic, hybrid, notes, depth)
+        except failing as exc:
+            notes.append(f"semantic {DROPPED}: {exc}")
+    # the fuzzy layer of a hybrid search reads the trigram index on a thread of its own, through
+    # a connection of its own: the words the query's typos may mean, their passages and the
+    # query's trigrams, then the expansion's ranking, while this one reads the query's ranking
+    # and the respellings' (SQLite lets go of the GIL as it reads: on two cores the two halves
+    # take about the time of the slower one)
+    beside: _FuzzyThread | None = None
+    expanded = expansion(text) if hybrid else ""
+    if hybrid and "fuzzy" in wanted and "lexical" in wanted:
+        with suppress(*failing):  # no reader: the layers run one after the other
+            if (reader := conn.reader()) is not None:
+                beside = _FuzzyThread(
+                    reader, text, flt.workspace, depth, seconds, expanded, failing
+                )
     # the words the query's misspelled ones may mean: the fuzzy layer reads their passages,
     # and a hybrid search also looks them up as words (below, with the expansion); an index
     # that fails here fails the fuzzy layer below, where it is reported
     respelt: list[str] = []
-    if "fuzzy" in wanted:
+    if "fuzzy" in wanted and beside is None:
         with suppress(*failing), conn.time_limit(seconds):
-            respelt = fuzzy.meant_words(conn, text)
-    started = time.monotonic()
-    # the fuzzy layer of a hybrid search reads the trigram index on a thread of its own, through
-    # a connection of its own, while this one reads the full-text index (SQLite lets go of the
-    # GIL as it reads: on two cores the two layers take about the time of the slower one)
-    beside: _FuzzyThread | None = None
-    if hybrid and "fuzzy" in wanted and "lexical" in wanted:
-        with suppress(*failing):  # no reader: the layers run one after the other
-            if (reader := conn.reader()) is not None:
-                beside = _FuzzyThread(reader, text, flt.workspace, depth, respelt, seconds)
-    # the semantic layer first: its worker embeds while the other layers run
-    for name in sorted(wanted, key=lambda name: name != "semantic"):
-        if name == "fuzzy" and beside is not None:
+            respelt = fuzzy.meant_words(conn, text, read)
+    for name in wanted:
+        if name == "semantic" or (name == "fuzzy" and beside is not None):
             continue
         try:
             with conn.time_limit(seconds):
-                if name == "semantic":
-                    pending = _start_semantic(conn, text, flt, semantic, hybrid, notes, depth)
-                else:
-                    ranking = _layer(conn, name, query, text, flt, depth, read, respelt)
-                    found[name] = _visible_ids(conn, ranking, visible, depth)
+                ranking = _layer(conn, name, query, text, flt, depth, read, respelt)
+                found[name] = _visible_ids(conn, ranking, visible, depth)
         except failing as exc:
             notes.append(f"{name} {DROPPED}: {exc}")
+    if beside is not None:
+        respelt = beside.respelt(read, seconds)
     if hybrid and "lexical" in found:
         # the query's technical terms in the other language (`expanded`, fused at a lower
         # weight), and the words its typos mean looked up as words (`respelled`: what the
         # person meant to type, fused as the query's own words are)
-        for name, extra in (("expanded", expansion(text)), ("respelled", " ".join(respelt))):
-            if extra:
+        for name, extra in (("expanded", expanded), ("respelled", " ".join(respelt))):
+            if extra and (name != "expanded" or beside is None):
                 with suppress(*failing), conn.time_limit(seconds):
-                    ranking = lexical.ranked(conn, parse_query(extra), flt.workspace)
+                    ranking = lexical.ranked(conn, parse_query(extra), flt.workspace, read=read)
                     found[name] = _visible_ids(conn, ranking, visible, depth)
     if beside is not None:
         late: tuple[type[BaseException], ...] = (TimeoutError, *failing)
@@ -331,6 +341,9 @@ def search(
             found["fuzzy"] = _visible_ids(conn, ranking, visible, depth)
         except late as exc:
             notes.append(f"fuzzy {DROPPED}: {exc}")
+        if "lexical" in found and (extra_ranking := beside.expanded(seconds)) is not None:
+            with suppress(*failing), conn.time_limit(seconds):
+                found["expanded"] = _visible_ids(conn, extra_ranking, visible, depth)
     if pending is not None:
         try:
             left = max(0.0, started + seconds - time.monotonic())
@@ -463,8 +476,10 @@ def _layer(
 
 
 class _FuzzyThread:
-    """The fuzzy ranking of one hybrid search, read through `reader` on a thread of its own
-    (a thread per search, as `_SemanticThread`)."""
+    """The fuzzy ranking of one hybrid search, then the first page of its expansion's lexical
+    ranking (`expanded`, when there is one), read through `reader` on a thread of its own (a
+    thread per search, as `_SemanticThread`). The expansion fails alone: `failing`, what the
+    searching thread's own lookup of it would have suppressed, leaves it out."""
 
     def __init__(
         self,
@@ -472,20 +487,46 @@ class _FuzzyThread:
         text: str,
         workspace: str | None,
         depth: int,
-        respelt: list[str],
         seconds: float,
+        expanded: str = "",
+        failing: tuple[type[BaseException], ...] = (),
     ) -> None:
+        self._reader = reader
         self._ranked: list[tuple[int, float]] = []
         self._error: BaseException | None = None
+        #: the words the query's typos may mean (`fuzzy.meant_words`), set once looked up
+        self._respelt: list[str] = []
+        self._words = lexical.Rows()  # the vocabulary's words it read for them
+        self._respelling = threading.Event()
+        #: the expansion's ranking: its first page, and the rest, read on when asked for
+        self._expanded: tuple[list[tuple[int, float]], Iterator[tuple[int, float]]] | None = None
+        deadline = time.monotonic() + seconds
 
         def rank() -> None:
             try:
                 with reader.time_limit(seconds):
+                    try:  # as the searching thread's own lookup: a failing index, no words
+                        with suppress(*failing):
+                            self._respelt = fuzzy.meant_words(reader, text, self._words)
+                    finally:
+                        self._respelling.set()
+                    respelt = self._respelt
                     self._ranked = list(
                         fuzzy.ranked(reader, text, workspace, depth=depth * 2, respelt=respelt)
                     )
             except BaseException as exc:  # handed to the searching thread, which raises it
                 self._error = exc
+            self._respelling.set()  # also when the thread failed before it looked them up
+            if not expanded:
+                return
+            try:  # a fuzzy layer that failed leaves the expansion to be read all the same
+                with reader.time_limit(max(0.0, deadline - time.monotonic())):
+                    rest = lexical.ranked(reader, parse_query(expanded), workspace)
+                    self._expanded = (list(islice(rest, lexical.PAGE)), rest)
+            except failing:
+                pass
+            except BaseException as exc:
+                self._error = self._error or exc
 
         self._thread = threading.Thread(target=rank, name="huiyi-fuzzy", daemon=True)
         self._thread.start()
@@ -501,6 +542,29 @@ class _FuzzyThread:
         if self._error is not None:
             raise self._error
         return self._ranked
+
+    def respelt(self, read: lexical.Rows, seconds: float) -> list[str]:
+        """The words the query's typos may mean, as soon as the thread has looked them up
+        (none when it has not within `seconds`); `read` learns the vocabulary's words it read,
+        which the floor's evidence asks for again."""
+        if not self._respelling.wait(seconds):
+            return []
+        read.learn(self._words)
+        return list(self._respelt)
+
+    def expanded(self, seconds: float) -> Iterator[tuple[int, float]] | None:
+        """The expansion's ranking (None: none, or it failed), once `result` has returned:
+        its first page as read beside, then what follows read on through the reader."""
+        if self._expanded is None or self._thread.is_alive():
+            return None
+        first, rest = self._expanded
+
+        def ranking() -> Iterator[tuple[int, float]]:
+            yield from first
+            with self._reader.time_limit(seconds):
+                yield from rest
+
+        return ranking()
 
 
 class _SemanticThread:

@@ -21,6 +21,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
+from huiyi.search.lexical import Rows
 from huiyi.store.index import Index
 from huiyi.text.tokenize import cjk_bigrams, cjk_runs, normalize
 from huiyi.workspace import fuzzy_scope_token, scope_token
@@ -200,7 +201,7 @@ def ranked(
     return scored[:depth]
 
 
-def respelled(conn: Index, whole: str) -> list[str]:
+def respelled(conn: Index, whole: str, read: Rows | None = None) -> list[str]:
     """The words of the history a misspelled query word may mean: for each word of `whole`
     (folded) of `RESPELL_MIN` letters or more that the full-text index does not hold, the
     indexed words sharing its first `RESPELL_PREFIX` letters within `_edits_allowed` of it.
@@ -208,13 +209,15 @@ def respelled(conn: Index, whole: str) -> list[str]:
     Trigram rarity finds a typo by the trigrams only the typo's word holds; a typo whose word
     holds nothing but common trigrams ("subseting" for "subsetting", in a history that says
     "subset" and "settings" in a thousand messages) leaves the word's passage among thousands
-    of older ones sharing them. The vocabulary knows the word itself."""
+    of older ones sharing them. The vocabulary knows the word itself. `read`: what this search
+    has read of the index already (the words of a prefix, asked again by the floor's evidence)."""
+    read = read or Rows()
     meant: list[str] = []
     for word in dict.fromkeys(_LATIN_WORD.findall(whole)):
         if len(word) < RESPELL_MIN or conn.has_word(word):
             continue
         allowed = _edits_allowed(word)
-        near = conn.words_from(word[:RESPELL_PREFIX], limit=RESPELL_WORDS)
+        near = read.words_from(conn, word[:RESPELL_PREFIX], limit=RESPELL_WORDS)
         meant.extend(
             w for w in near if abs(len(w) - len(word)) <= allowed and edits(word, w) <= allowed
         )
@@ -254,9 +257,9 @@ def typo_of(conn: Index, whole: str) -> list[str]:
     return list(dict.fromkeys(meant))
 
 
-def meant_words(conn: Index, text: str) -> list[str]:
+def meant_words(conn: Index, text: str, read: Rows | None = None) -> list[str]:
     """The words of the history the query's misspelled words may mean (`respelled`)."""
-    return respelled(conn, _folded(text))
+    return respelled(conn, _folded(text), read)
 
 
 def respelled_rows(conn: Index, words: Sequence[str], workspace: str | None) -> set[int]:

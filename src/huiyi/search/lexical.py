@@ -85,17 +85,41 @@ def _parts(query: Query) -> list[str]:
 
 
 class Rows:
-    """The rows of the full-text index one search has read, per match expression: its newest
-    rows, newest first, up to the cap they were read with.
+    """What one search has read of the full-text index: per match expression its newest rows,
+    newest first, up to the cap they were read with; the BM25 scores of an expression over a
+    range of rows; the words of the vocabulary from a prefix.
 
     The lexical layer reads the newest `WINDOW` rows of each part of the query; the abstention
     floor's evidence (`floor.lexical_evidence`) needs the newest rows of mostly the same words.
     Asked through one `Rows`, an expression already read with a cap as large (or found to
-    hold fewer rows than its cap) is answered from memory: the same rows, not read twice.
+    hold fewer rows than its cap) is answered from memory: the same rows, not read twice. So
+    are scores and words asked for again: a hybrid search's respelled ranking is often the
+    query's own (a compound the vocabulary holds whole), and the floor's evidence looks up the
+    respellings the fuzzy layer looked up (at a million events each costs 5-25 ms).
     """
 
     def __init__(self) -> None:
         self._read: dict[str, tuple[int, list[int]]] = {}
+        self._scores: dict[tuple[str, int, int], dict[int, float]] = {}
+        self._words: dict[tuple[str, int], list[str]] = {}
+
+    def scores(self, conn: Index, match: str, lowest: int, highest: int) -> dict[int, float]:
+        """`Index.fts_scores`, each (expression, range) read once."""
+        key = (match, lowest, highest)
+        if key not in self._scores:
+            self._scores[key] = conn.fts_scores(match, lowest, highest)
+        return dict(self._scores[key])
+
+    def learn(self, other: Rows) -> None:
+        """Take the vocabulary's words `other` read (another thread's, done with them)."""
+        self._words.update(other._words)
+
+    def words_from(self, conn: Index, prefix: str, *, limit: int) -> list[str]:
+        """`Index.words_from`, each prefix read once."""
+        key = (prefix, limit)
+        if key not in self._words:
+            self._words[key] = conn.words_from(prefix, limit=limit)
+        return list(self._words[key])
 
     def _known(self, match: str, cap: int) -> bool:
         read = self._read.get(match)
@@ -207,7 +231,8 @@ def _first_page(
     parts, scope = _parts(query), _scope(workspace)
     if not parts:
         return conn.fts_match(match, limit=page), True, None
-    rows = (read or Rows()).newest(conn, [f"({p}){scope}" for p in parts], WINDOW)
+    read = read or Rows()
+    rows = read.newest(conn, [f"({p}){scope}" for p in parts], WINDOW)
     candidates = {rowid for found in rows for rowid in found}
     if not candidates:
         return [], True, None
@@ -217,15 +242,15 @@ def _first_page(
     either = " OR ".join(rare)
     if len(rare) == len(parts):  # every match is a candidate
         floor = min(candidates)
-        scores = conn.fts_scores(expr, floor, max(candidates))
+        scores = read.scores(conn, expr, floor, max(candidates))
     else:
         floor = sorted(candidates, reverse=True)[WINDOW - 1]
-        scores = conn.fts_scores(expr, floor, max(candidates))
+        scores = read.scores(conn, expr, floor, max(candidates))
         older = [r for found in rows if len(found) < WINDOW for r in found if r < floor]
         if older:
             low, high = min(older), floor - 1
-            twice = conn.fts_scores(f"({expr}) AND ({either})", low, high)
-            once = conn.fts_scores(f"({either}){scope}", low, high)
+            twice = read.scores(conn, f"({expr}) AND ({either})", low, high)
+            once = read.scores(conn, f"({either}){scope}", low, high)
             scores.update((rowid, score - once[rowid]) for rowid, score in twice.items())
     # rounded: a score found by subtraction may differ in its last bit, and ties go to the
     # older passage as in FTS5's own order
@@ -259,12 +284,16 @@ def _held(
     return {rowid: len(found) for rowid, found in held.items()}
 
 
+#: how many passages `ranked` scores for its first page
+PAGE = 200
+
+
 def ranked(
     conn: Index,
     query: Query,
     workspace: str | None,
     *,
-    page: int = 200,
+    page: int = PAGE,
     read: Rows | None = None,
 ) -> Iterator[tuple[int, float]]:
     """(event rowid, score; higher is better) in rank order, fetched page by page.
