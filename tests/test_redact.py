@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import re
 from collections.abc import Callable
 
 import pytest
@@ -566,3 +567,45 @@ def test_a_header_written_with_a_space_names_its_hex_value(header: str) -> None:
     assert value not in out and out.startswith(header + " [REDACTED:")
     # the same hex after a digest's name stays: it is a checksum
     assert redact(f"sha1 {value}").text == f"sha1 {value}"
+
+
+_URL_HOSTS = ["db", "db:5432", "db.internal", "db.internal:5432", "10.0.0.7:3306", "localhost",
+              "cache.example.com:6379", "mq"]  # fmt: skip
+_URL_TAILS = ["", "/app", "/app?sslmode=require", "/0", "/vhost#x", "/files/a@b.example.com"]
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(
+    st.text(
+        alphabet="abcdefXYZ0123456789@#/%!$*+=~",
+        min_size=6,
+        max_size=24,
+    ).filter(
+        lambda pw: (
+            pw[0] not in "@/"
+            and any(c in pw for c in "@#/%")
+            # an escape of a blank (`%20`, `%09`) is decoded to one, which ends the token
+            and re.search(r"%(?:[01][0-9a-fA-F]|20|7[fF])", pw) is None
+        )
+    ),
+    st.sampled_from(["postgres", "mysql", "redis", "amqp", "https", "mongodb+srv"]),
+    st.sampled_from(["app", "root", "", "svc-user"]),
+    st.sampled_from(_URL_HOSTS),
+    st.sampled_from(_URL_TAILS),
+)
+def test_a_url_password_with_raw_special_characters_is_masked_whole(
+    password: str, scheme: str, user: str, host: str, tail: str
+) -> None:
+    """The password runs to the last `@` before the host, whatever `@`, `#`, `/` or `%` it
+    holds: nothing of it is left, and the host and path after it are kept. After a bare host
+    name (`db`, no dot or port) a path holding `@` cannot be told from more password: it is
+    masked with it, never left."""
+    url = f"{scheme}://{user}:{password}@{host}{tail}"
+    out = redact(f"connect with {url} today").text
+    masked = f"connect with {scheme}://{user}:[REDACTED:url-password]@"
+    assert out.startswith(masked)
+    if "@" not in tail or "." in host or ":" in host:
+        assert out == f"{masked}{host}{tail} today"
+    else:
+        assert out.endswith(f"{tail.rsplit('@', 1)[1]} today")
+        assert password not in out

@@ -403,8 +403,9 @@ class Huiyi:
     def meaning(self) -> Meaning | None:
         """The memory threat scan's intent detector over the semantic layer's embedder, or
         None when there is no layer or its model is not the one the detector's margin was
-        calibrated with (`huiyi.safety.meaning`): then the rules decide alone. Built once; the
-        model and the prototype banks load on the first note the rules let through."""
+        trained for (`huiyi.safety.meaning`): then the rules decide alone. Built once; the
+        model loads on the first note the rules let through, and the prototype banks come from
+        `HUIYI_HOME/models` once they have been embedded there."""
         with self._meaning_lock:
             if self._meaning is None:
                 from huiyi.safety.meaning import Meaning, calibrated_for
@@ -412,7 +413,11 @@ class Huiyi:
                 semantic = self.semantic
                 if semantic is None or not calibrated_for(semantic.model):
                     return None
-                self._meaning = Meaning(semantic.embedder.embed_passages)
+                self._meaning = Meaning(
+                    semantic.embedder.embed_passages,
+                    semantic.model,
+                    cache_dir=self.settings.home / "models",
+                )
             return self._meaning
 
     def build_in_background(self) -> None:

@@ -39,7 +39,7 @@ import re
 
 from huiyi.safety.normalise import view
 
-__all__ = ["INTENTS", "cues", "intents"]
+__all__ = ["INTENTS", "cues", "evidence", "intents"]
 
 #: Each intent's name, in the order they are checked.
 INTENTS = (
@@ -244,6 +244,14 @@ def cues(text: str) -> frozenset[str]:
         for name, kinds in _CUES.items()
         if any(_EVIDENCE[kind].search(seen) is not None for kind in kinds)
     )
+
+
+@functools.lru_cache(maxsize=256)
+def evidence(text: str) -> frozenset[str]:
+    """Every kind of evidence `text` shows anywhere (an instruction, a person, a secret, a
+    sending verb, a check, an agent's file, ...): a note with none is about something else."""
+    seen = view(text).text
+    return frozenset(kind for kind, pattern in _EVIDENCE.items() if pattern.search(seen))
 
 
 @functools.lru_cache(maxsize=256)

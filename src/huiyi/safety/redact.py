@@ -481,14 +481,29 @@ _URL_HOST = lazy(r"[A-Za-z0-9](?:[A-Za-z0-9\-.]{0,253}+)(?::[0-9]{1,5}+)?(?=[/?#
 _URL_USER = lazy(r"[^\s:/?#@'\"<>\[\]]{0,256}+")
 
 
+_URL_REAL_HOST = lazy(
+    r"(?:localhost|[0-9.]{7,15}+|(?:[A-Za-z0-9\-]{1,63}+\.){1,8}+[A-Za-z]{2,63}+)(?::[0-9]{1,5}+)?"
+    r"|[A-Za-z0-9\-.]{1,253}+:[0-9]{1,5}+"
+)
+
+
 def _url_at(info: str) -> int:
-    """Where the host starts in what follows `scheme://` (after the userinfo's `@`), or -1."""
+    """Where the host starts in what follows `scheme://` (after the userinfo's `@`), or -1.
+
+    The last `@` a host follows is the boundary, so a raw password holding `@`, `#`, `/` or
+    `%` is masked whole (`app:p@ss#1/x@db`); an `@` stops being a candidate only once a host
+    that is surely one (a dotted name, an address, `localhost`, a port) has been followed by
+    its path, query or fragment (`pw@registry.npmjs.org/@types/node`). After a bare name
+    (`db`) a path holding `@` cannot be told from more password: it is masked with it."""
     at = -1
     i = info.find("@")
     while i >= 0:
-        if at >= 0 and "/" in info[at:i]:
-            break  # the path has begun
-        if (i == 0 or info[i - 1] != "/") and _URL_HOST().match(info, i + 1):
+        if at >= 0:
+            real = _URL_REAL_HOST().match(info, at + 1)
+            after = info[real.end() : real.end() + 1] if real is not None else ""
+            if real is not None and real.end() < i and after in ("/", "?", "#"):
+                break  # the path has begun
+        if _URL_HOST().match(info, i + 1):
             at = i
         i = info.find("@", i + 1)
     return at
