@@ -29,6 +29,7 @@ from huiyi.model import Event
 from huiyi.store.pg import sql
 from huiyi.store.pg.lexemes import quote
 from huiyi.store.pg.match import Compiled, MatchError, Phrase, compile_full_text, compile_trigrams
+from huiyi.store.pg.newest import NewestGrams
 from huiyi.store.queries import SessionRow, event_row, session_row
 from huiyi.workspace import fuzzy_scope_token, scope_token
 
@@ -56,6 +57,7 @@ class PgIndex:
         self._scopes: dict[str, str] = {}
         self._fuzzy_scopes: dict[str, str] = {}
         self._highest = (0, -TOP_SECONDS)
+        self._newest_grams = NewestGrams()
 
     # -- plumbing --------------------------------------------------------------------------
 
@@ -265,8 +267,19 @@ class PgIndex:
             grams, scopes = compile_trigrams(match, fuzzy_scopes)
             workspaces = {self._workspace_of(t, fuzzy=True) for t in scopes}
             asked.append((grams, next(iter(workspaces)) if len(workspaces) == 1 else None))
+        with self._conn() as conn:
+            self._newest_grams.sync(conn)
+        return self._newest_grams.newest(asked, cap, self._read_newest_grams)
+
+    def _read_newest_grams(
+        self, asked: Sequence[tuple[list[str], str | None]], cap: int
+    ) -> tuple[list[tuple[int, int]], int]:
+        """The newest `cap` rows of each (trigrams, workspace) from the GIN index, and the
+        highest id of the statement's snapshot (what `NewestGrams` keeps them as of)."""
         query, params = sql.newest_with_grams(asked, cap, self._top())
-        return [(int(n), int(rowid)) for n, rowid in self._windowed(query, params)]
+        rows = self._windowed(sql.WITH_HIGHEST_ID + query, params)
+        highest = max((int(rowid) for n, rowid in rows if n < 0), default=0)
+        return [(int(n), int(rowid)) for n, rowid in rows if n >= 0], highest
 
     def fts_rows(self, asked: Sequence[tuple[str, int, int]]) -> list[tuple[int, int]]:
         if not asked:
