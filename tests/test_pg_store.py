@@ -23,6 +23,7 @@ from huiyi.store.pg.connect import migrate, open_pool
 from huiyi.store.pg.copy import bulk_load, copy_index, with_lexemes
 from huiyi.store.pg.reads import PgIndex
 from huiyi.store.pg.writes import Writer
+from huiyi.workspace import scope_token
 from tests.backends import on_postgres
 from tests.builders.lines import LineReader, write
 from tests.pgcluster import Cluster
@@ -220,10 +221,19 @@ def _trigram_asks(index: PgIndex) -> list[str]:
     return [*asks, *(a + scope for a in asks)]
 
 
-def test_the_kept_newest_trigram_rows_follow_every_write(pg_url: str) -> None:
-    """A server keeps each trigram's newest rows between searches (`store.pg.newest`); after
-    pushes, a removal, a workspace move and a re-push, a warm index answers what a fresh one
-    reads from the database."""
+_WORDS = [
+    'body:"deploy"',
+    'body:"cache"',
+    'body:"回滚"',
+    'body:"deploy" AND scope:"' + scope_token("/w/a") + '"',
+    'body:"the cache"',
+]
+
+
+def test_the_kept_newest_rows_follow_every_write(pg_url: str) -> None:
+    """A server keeps each trigram's and word's newest rows between searches
+    (`store.pg.newest`); after pushes, a removal, a workspace move and a re-push, a warm index
+    answers what a fresh one reads from the database."""
     history = _history()
     pool = open_pool(pg_url, max_size=4)
     try:
@@ -233,9 +243,12 @@ def test_the_kept_newest_trigram_rows_follow_every_write(pg_url: str) -> None:
         asks = _trigram_asks(warm)
 
         def same(cap: int) -> list[tuple[int, int]]:
+            words = warm.fts_postings(_WORDS, cap=cap)
+            assert words == PgIndex(pool).fts_postings(_WORDS, cap=cap)
+            assert len({n for n, _ in words}) == len(_WORDS)
             mine = warm.fuzzy_postings(asks, cap=cap)
             assert mine == PgIndex(pool).fuzzy_postings(asks, cap=cap)
-            return mine
+            return mine + words
 
         first = same(3)
         assert first and same(50)

@@ -159,3 +159,99 @@ class NewestGrams:
                 for rowid in [*newer, *kept][:cap]:
                     out.append((n, rowid))
         return out
+
+
+#: the removals count and the highest id: the first two rows of `NewestRows`'s statements
+HEADER = (
+    "SELECT -1, removed FROM lex_totals UNION ALL "
+    "SELECT -2, (SELECT coalesce(max(id), 0) FROM events) UNION ALL "
+)
+#: a kept entry this many ids behind the highest is read again whole, not from its id up
+LAG_IDS = 20_000
+
+RowsKey = tuple[str | None, str | None, int]
+#: runs a statement given the (index, id) rows' part after `HEADER` and its parameters
+Runner = Callable[[str, list[Any]], list[tuple[int, int]]]
+
+
+class NewestRows:
+    """The newest `cap` ids of each (tsquery, workspace), kept with the snapshot they were read
+    in (its highest id and removals count): a lookup reads only the rows above that id, by the
+    primary key, and keeps the merge. The same reasoning as `NewestGrams` (the module
+    docstring) makes it exact; when the removals count moved, everything kept is dropped."""
+
+    def __init__(self, *, entries: int = ENTRIES, lag: int = LAG_IDS) -> None:
+        self.max_entries = entries
+        self.lag = lag
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[RowsKey, tuple[int, int, array[int]]] = OrderedDict()
+
+    def newest(
+        self,
+        asked: Sequence[tuple[str | None, str | None]],
+        cap: int,
+        top: int,
+        *,
+        newer: Callable[[Sequence[tuple[str | None, str | None, int]], int], tuple[str, list[Any]]],
+        whole: Callable[[Sequence[tuple[str | None, str | None]], int], tuple[str, list[Any]]],
+        run_newer: Runner,
+        run_whole: Runner,
+    ) -> list[tuple[int, int]]:
+        """(index into `asked`, id) of the newest `cap` rows of each. `newer` builds the
+        statement of the rows above each kept entry's id ((tsquery, workspace, above), cap),
+        `whole` the one of the rest ((tsquery, workspace), cap); `run_newer` and `run_whole`
+        run them after `HEADER`. `top`: the highest id as lately read."""
+        keys: list[RowsKey] = [(tsquery, workspace, cap) for tsquery, workspace in asked]
+        unique = list(dict.fromkeys(keys))
+        with self._lock:
+            kept = {key: self._entries.get(key) for key in unique}
+        result: dict[RowsKey, array[int]] = {}
+        fresh = [k for k in unique if (e := kept[k]) is not None and top - e[0] <= self.lag]
+        if fresh:
+            asks = []
+            for key in fresh:
+                entry = kept[key]
+                assert entry is not None
+                asks.append((key[0], key[1], entry[0]))
+            query, params = newer(asks, cap)
+            removed, highest, found = _split(run_newer(HEADER + query, params), len(fresh))
+            with self._lock:
+                for n, key in enumerate(fresh):
+                    entry = kept[key]
+                    assert entry is not None
+                    if entry[1] != removed:
+                        self._entries.clear()
+                        continue
+                    ids = array("q", [*sorted(found[n], reverse=True), *entry[2]][:cap])
+                    result[key] = ids
+                    self._keep(key, (highest, removed, ids))
+        missing = [key for key in unique if key not in result]
+        if missing:
+            query, params = whole([(k[0], k[1]) for k in missing], cap)
+            removed, highest, found = _split(run_whole(HEADER + query, params), len(missing))
+            with self._lock:
+                for n, key in enumerate(missing):
+                    ids = array("q", sorted(found[n], reverse=True))
+                    result[key] = ids
+                    self._keep(key, (highest, removed, ids))
+        return [(n, rowid) for n, key in enumerate(keys) for rowid in result[key]]
+
+    def _keep(self, key: RowsKey, entry: tuple[int, int, array[int]]) -> None:
+        self._entries[key] = entry
+        self._entries.move_to_end(key)
+        while len(self._entries) > self.max_entries:
+            self._entries.popitem(last=False)
+
+
+def _split(rows: list[tuple[int, int]], parts: int) -> tuple[int, int, list[list[int]]]:
+    """(removals count, highest id, each part's ids) of a statement begun with `HEADER`."""
+    removed = highest = 0
+    found: list[list[int]] = [[] for _ in range(parts)]
+    for n, value in rows:
+        if n == -1:
+            removed = int(value)
+        elif n == -2:
+            highest = int(value)
+        else:
+            found[int(n)].append(int(value))
+    return removed, highest, found

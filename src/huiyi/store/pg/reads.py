@@ -29,7 +29,7 @@ from huiyi.model import Event
 from huiyi.store.pg import sql
 from huiyi.store.pg.lexemes import quote
 from huiyi.store.pg.match import Compiled, MatchError, Phrase, compile_full_text, compile_trigrams
-from huiyi.store.pg.newest import NewestGrams
+from huiyi.store.pg.newest import NewestGrams, NewestRows
 from huiyi.store.queries import SessionRow, event_row, session_row
 from huiyi.workspace import fuzzy_scope_token, scope_token
 
@@ -58,6 +58,7 @@ class PgIndex:
         self._fuzzy_scopes: dict[str, str] = {}
         self._highest = (0, -TOP_SECONDS)
         self._newest_grams = NewestGrams()
+        self._newest_rows = NewestRows()
 
     # -- plumbing --------------------------------------------------------------------------
 
@@ -254,8 +255,16 @@ class PgIndex:
         for match in matches:
             compiled = compile_full_text(match)
             asked.append((compiled.tsquery, self._scoped(compiled)))
-        query, params = sql.newest(asked, cap, self._top())
-        return [(int(n), int(rowid)) for n, rowid in self._windowed(query, params)]
+        top = self._top()
+        return self._newest_rows.newest(
+            asked,
+            cap,
+            top,
+            newer=sql.newer,
+            whole=lambda rest, cap: sql.newest(rest, cap, top),
+            run_newer=self._all,
+            run_whole=self._windowed,
+        )
 
     def fuzzy_postings(self, matches: Sequence[str], *, cap: int) -> list[tuple[int, int]]:
         if not matches:
