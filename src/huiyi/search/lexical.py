@@ -217,15 +217,15 @@ def _first_page(
     either = " OR ".join(rare)
     if len(rare) == len(parts):  # every match is a candidate
         floor = min(candidates)
-        scores = conn.fts_scores(expr, floor, max(candidates))
+        scores = conn.fts_scores(expr, floor, max(candidates), candidates)
     else:
         floor = sorted(candidates, reverse=True)[WINDOW - 1]
-        scores = conn.fts_scores(expr, floor, max(candidates))
+        scores = conn.fts_scores(expr, floor, max(candidates), candidates)
         older = [r for found in rows if len(found) < WINDOW for r in found if r < floor]
         if older:
             low, high = min(older), floor - 1
-            twice = conn.fts_scores(f"({expr}) AND ({either})", low, high)
-            once = conn.fts_scores(f"({either}){scope}", low, high)
+            twice = conn.fts_scores(f"({expr}) AND ({either})", low, high, candidates)
+            once = conn.fts_scores(f"({either}){scope}", low, high, candidates)
             scores.update((rowid, score - once[rowid]) for rowid, score in twice.items())
     # rounded: a score found by subtraction may differ in its last bit, and ties go to the
     # older passage as in FTS5's own order

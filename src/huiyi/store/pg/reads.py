@@ -19,7 +19,7 @@ import contextlib
 import math
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import psycopg
@@ -300,9 +300,16 @@ class PgIndex:
         query, params = sql.rows_in_ranges(ranges)
         return [(int(n), int(rowid)) for n, rowid in self._all(query, params)]
 
-    def fts_scores(self, match: str, lowest: int, highest: int) -> dict[int, float]:
+    def fts_scores(
+        self, match: str, lowest: int, highest: int, among: Collection[int] | None = None
+    ) -> dict[int, float]:
         compiled = compile_full_text(match)
         where, params = sql.matching(compiled.tsquery, self._scoped(compiled), lowest, highest)
+        if among is not None:
+            # the rows asked for by the primary key: a range's every row tested against the
+            # tsquery cost most of a lexical search (184 ms for 31,000 rows at 100,000 events)
+            where += " AND id = ANY(%s)"
+            params.append(sorted(r for r in among if lowest <= r <= highest))
         return self._scores(compiled, where, params)
 
     def fts_match(
