@@ -170,7 +170,7 @@ HEADER = (
 LAG_IDS = 20_000
 
 RowsKey = tuple[str | None, str | None, int]
-#: runs a statement given the (index, id) rows' part after `HEADER` and its parameters
+#: runs a statement of (index, id) rows and its parameters
 Runner = Callable[[str, list[Any]], list[tuple[int, int]]]
 
 
@@ -199,8 +199,9 @@ class NewestRows:
     ) -> list[tuple[int, int]]:
         """(index into `asked`, id) of the newest `cap` rows of each. `newer` builds the
         statement of the rows above each kept entry's id ((tsquery, workspace, above), cap),
-        `whole` the one of the rest ((tsquery, workspace), cap); `run_newer` and `run_whole`
-        run them after `HEADER`. `top`: the highest id as lately read."""
+        `whole` the one of the rest ((tsquery, workspace), cap); `run_newer` runs the first
+        after `HEADER`, `run_whole` the second with `HEADER`'s rows first, from the same
+        snapshot. `top`: the highest id as lately read."""
         keys: list[RowsKey] = [(tsquery, workspace, cap) for tsquery, workspace in asked]
         unique = list(dict.fromkeys(keys))
         with self._lock:
@@ -228,7 +229,7 @@ class NewestRows:
         missing = [key for key in unique if key not in result]
         if missing:
             query, params = whole([(k[0], k[1]) for k in missing], cap)
-            removed, highest, found = _split(run_whole(HEADER + query, params), len(missing))
+            removed, highest, found = _split(run_whole(query, params), len(missing))
             with self._lock:
                 for n, key in enumerate(missing):
                     ids = array("q", sorted(found[n], reverse=True))

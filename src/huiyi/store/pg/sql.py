@@ -169,8 +169,6 @@ NEWEST_FIRST = "ORDER BY id + 0 DESC"
 #: index's and the primary key's bitmaps ANDed), not a read of every row that holds it
 WINDOWS = (10_000, 100_000)
 HIGHEST_ID = "SELECT coalesce(max(id), 0) FROM events"
-#: put before a `newest_with_grams` statement: a first row (-1, the highest id) of its snapshot
-WITH_HIGHEST_ID = "SELECT -1, (SELECT coalesce(max(id), 0) FROM events) UNION ALL "
 
 
 def _windowed(where: str, values: Sequence[Any], cap: int, top: int) -> tuple[str, list[Any]]:
