@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import json
 import multiprocessing
 import os
@@ -119,6 +120,17 @@ def sessions(total: int, seed: int = 7) -> Iterator[Batch]:
             ),
             events,
         )
+
+
+#: sessions handed to the tokenising workers at a time: `Pool.imap` reads its whole input at
+#: once, which held every generated session of a 1M load in memory (3.7 GB)
+AHEAD = 2_000
+
+
+def lexed(pool: Any, batches: Iterator[Batch]) -> Iterator[Any]:
+    """`with_lexemes` of each batch in `pool`'s workers, in order, `AHEAD` batches at a time."""
+    while part := list(itertools.islice(batches, AHEAD)):
+        yield from pool.imap(with_lexemes, part, 16)
 
 
 def queries(count: int, seed: int = 11) -> list[str]:
@@ -225,7 +237,7 @@ def main() -> None:
             hub = Hub(url, pool_size=2)
             started = time.perf_counter()
             with multiprocessing.Pool(2) as pool:
-                loaded = bulk_load(hub.pool, pool.imap(with_lexemes, sessions(args.events), 16))
+                loaded = bulk_load(hub.pool, lexed(pool, sessions(args.events)))
             numbers["load_seconds"] = round(time.perf_counter() - started, 1)
             assert loaded == args.events
         run = uuid.uuid4().hex[:8]  # devices of this run (a --database may hold earlier ones)

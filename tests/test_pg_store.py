@@ -23,6 +23,7 @@ from huiyi.store.pg.connect import migrate, open_pool
 from huiyi.store.pg.copy import bulk_load, copy_index, with_lexemes
 from huiyi.store.pg.reads import PgIndex
 from huiyi.store.pg.writes import Writer
+from huiyi.workspace import scope_token
 from tests.backends import on_postgres
 from tests.builders.lines import LineReader, write
 from tests.pgcluster import Cluster
@@ -208,3 +209,70 @@ def test_a_bulk_load_fills_the_store_as_pushes_do(pg_cluster: Cluster) -> None:
     finally:
         pushed.close()
         loaded.close()
+
+
+def _trigram_asks(index: PgIndex) -> list[str]:
+    """The fuzzy layer's lookups of a few words' trigrams, unscoped and in workspace /w/a."""
+    from huiyi.search.fuzzy import _quote, grams
+    from huiyi.workspace import fuzzy_scope_token
+
+    scope = f" AND {_quote(fuzzy_scope_token('/w/a'))}"
+    asks = [_quote(g) for g in grams("deploy the cache shard 回滚 数据库")]
+    return [*asks, *(a + scope for a in asks)]
+
+
+_WORDS = [
+    'body:"deploy"',
+    'body:"cache"',
+    'body:"回滚"',
+    'body:"deploy" AND scope:"' + scope_token("/w/a") + '"',
+    'body:"the cache"',
+]
+
+
+def test_the_kept_newest_rows_follow_every_write(pg_url: str) -> None:
+    """A server keeps each trigram's and word's newest rows between searches
+    (`store.pg.newest`); after pushes, a removal, a workspace move and a re-push, a warm index
+    answers what a fresh one reads from the database."""
+    history = _history()
+    pool = open_pool(pg_url, max_size=4)
+    try:
+        with pool.connection() as conn, conn.transaction():
+            Writer(conn).apply(history[:2])
+        warm = PgIndex(pool)
+        asks = _trigram_asks(warm)
+
+        def same(cap: int) -> list[tuple[int, int]]:
+            words = warm.fts_postings(_WORDS, cap=cap)
+            assert words == PgIndex(pool).fts_postings(_WORDS, cap=cap)
+            assert len({n for n, _ in words}) == len(_WORDS)
+            mine = warm.fuzzy_postings(asks, cap=cap)
+            assert mine == PgIndex(pool).fuzzy_postings(asks, cap=cap)
+            return mine + words
+
+        first = same(3)
+        assert first and same(50)
+        more = [
+            Batch(b.session._replace(id=f"{b.session.id}-{n}"), b.events)
+            for n in range(3)
+            for b in history
+        ]
+        for batch in more:  # new rows come after the kept ones: read from the tail
+            with pool.connection() as conn, conn.transaction():
+                Writer(conn).apply([batch])
+            same(3)
+        after = same(50)
+        assert len(after) > len(first) and max(r for _, r in after) > max(r for _, r in first)
+        with pool.connection() as conn, conn.transaction():
+            assert Writer(conn).remove("s1-2", tombstone=True)
+        assert same(50) != after
+        moved = more[3]._replace(session=more[3].session._replace(workspace="/w/b"))
+        with pool.connection() as conn, conn.transaction():
+            Writer(conn).apply([moved])  # the same session in another workspace
+        same(50)
+        with pool.connection() as conn, conn.transaction():
+            Writer(conn).apply([more[0]])  # the same events again: old rows out, new ones in
+        same(3)
+        same(50)
+    finally:
+        pool.close()

@@ -14,7 +14,7 @@ scores FTS5 gives them in an unbounded query (`_first_page`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 
 from huiyi.store.index import Index
 from huiyi.text.tokenize import Query, Term
@@ -100,14 +100,21 @@ class Rows:
 
     def __init__(self) -> None:
         self._read: dict[str, tuple[int, list[int]]] = {}
-        self._scores: dict[tuple[str, int, int], dict[int, float]] = {}
+        self._scores: dict[tuple[str, int, int, frozenset[int] | None], dict[int, float]] = {}
         self._words: dict[tuple[str, int], list[str]] = {}
 
-    def scores(self, conn: Index, match: str, lowest: int, highest: int) -> dict[int, float]:
-        """`Index.fts_scores`, each (expression, range) read once."""
-        key = (match, lowest, highest)
+    def scores(
+        self,
+        conn: Index,
+        match: str,
+        lowest: int,
+        highest: int,
+        among: Collection[int] | None = None,
+    ) -> dict[int, float]:
+        """`Index.fts_scores`, each (expression, range, rows asked for) read once."""
+        key = (match, lowest, highest, None if among is None else frozenset(among))
         if key not in self._scores:
-            self._scores[key] = conn.fts_scores(match, lowest, highest)
+            self._scores[key] = conn.fts_scores(match, lowest, highest, among)
         return dict(self._scores[key])
 
     def learn(self, other: Rows) -> None:
@@ -242,15 +249,15 @@ def _first_page(
     either = " OR ".join(rare)
     if len(rare) == len(parts):  # every match is a candidate
         floor = min(candidates)
-        scores = read.scores(conn, expr, floor, max(candidates))
+        scores = read.scores(conn, expr, floor, max(candidates), candidates)
     else:
         floor = sorted(candidates, reverse=True)[WINDOW - 1]
-        scores = read.scores(conn, expr, floor, max(candidates))
+        scores = read.scores(conn, expr, floor, max(candidates), candidates)
         older = [r for found in rows if len(found) < WINDOW for r in found if r < floor]
         if older:
             low, high = min(older), floor - 1
-            twice = read.scores(conn, f"({expr}) AND ({either})", low, high)
-            once = read.scores(conn, f"({either}){scope}", low, high)
+            twice = read.scores(conn, f"({expr}) AND ({either})", low, high, candidates)
+            once = read.scores(conn, f"({either}){scope}", low, high, candidates)
             scores.update((rowid, score - once[rowid]) for rowid, score in twice.items())
     # rounded: a score found by subtraction may differ in its last bit, and ties go to the
     # older passage as in FTS5's own order

@@ -18,7 +18,7 @@ import contextlib
 import sqlite3
 import time
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -98,7 +98,12 @@ class Index(Protocol):
         self, match: str, *, limit: int, offset: int = 0, min_rowid: int | None = None
     ) -> list[tuple[int, float]]: ...
 
-    def fts_scores(self, match: str, lowest: int, highest: int) -> dict[int, float]: ...
+    def fts_scores(
+        self, match: str, lowest: int, highest: int, among: Collection[int] | None = None
+    ) -> dict[int, float]:
+        """rowid -> BM25 of the rows from `lowest` to `highest` matching `match` (`among`: of
+        those rows only, the ones a caller keeps, which a store may then score alone)."""
+        ...
 
     def fts_rows(self, asked: Sequence[tuple[str, int, int]]) -> list[tuple[int, int]]: ...
 
@@ -260,8 +265,14 @@ class SqliteIndex:
     ) -> list[tuple[int, float]]:
         return queries.fts_match(self.conn, match, limit=limit, offset=offset, min_rowid=min_rowid)
 
-    def fts_scores(self, match: str, lowest: int, highest: int) -> dict[int, float]:
-        return queries.fts_scores(self.conn, match, lowest, highest)
+    def fts_scores(
+        self, match: str, lowest: int, highest: int, among: Collection[int] | None = None
+    ) -> dict[int, float]:
+        # FTS5 reads the range's doclists either way: the rows not asked for are dropped
+        scores = queries.fts_scores(self.conn, match, lowest, highest)
+        if among is None:
+            return scores
+        return {rowid: score for rowid, score in scores.items() if rowid in among}
 
     def fts_rows(self, asked: Sequence[tuple[str, int, int]]) -> list[tuple[int, int]]:
         return queries.fts_rows(self.conn, asked)

@@ -18,6 +18,8 @@ Why the tables look like this:
   `lex_totals` the rows and tokens: BM25's rarity and average length, which `ts_rank` has not.
 - `events.grams` is the set of character trigrams of the fuzzy text (GIN): huiyi's trigram
   candidates, which pg_trgm's `%` cannot give (it never matches a two-character Chinese word).
+- `lex_totals.removed` counts rows that went or changed workspace: a server's kept newest
+  rows of each trigram (`store.pg.newest`) are dropped when it moves.
 - vectors are kept as float16 bytes and scored in the server process, as SQLite's are.
 """
 
@@ -157,8 +159,13 @@ M001_SCHEMA = (
     "CREATE INDEX audit_by_time ON audit (at)",
 )
 
+#: `lex_totals.removed` counts the rows taken out or moved to another workspace, so that what a
+#: server keeps of the newest rows (`store.pg.newest`) knows when it no longer holds
+M002_REMOVED = ("ALTER TABLE lex_totals ADD COLUMN removed bigint NOT NULL DEFAULT 0",)
+
 MIGRATIONS: list[tuple[str, tuple[str, ...]]] = [
     ("m001_initial", M001_SCHEMA),
+    ("m002_removed", M002_REMOVED),
 ]
 
 BOOKKEEPING = "CREATE TABLE IF NOT EXISTS huiyi_migrations (name text PRIMARY KEY, applied bigint)"

@@ -210,6 +210,20 @@ def newest(
     return " UNION ALL ".join(parts), params
 
 
+def newer(asked: Sequence[tuple[str | None, str | None, int]], cap: int) -> tuple[str, list[Any]]:
+    """The newest `cap` rows above an id of each (tsquery, workspace, id), as (index, id):
+    read by the primary key from the newest down (the rows written since a read)."""
+    parts: list[str] = []
+    params: list[Any] = []
+    for n, (tsquery, workspace, above) in enumerate(asked):
+        where, values = _where(tsquery, workspace)
+        parts.append(
+            f"(SELECT {n}, id FROM events WHERE {where} AND id > %s ORDER BY id DESC LIMIT %s)"
+        )
+        params.extend([*values, above, cap])
+    return " UNION ALL ".join(parts), params
+
+
 def newest_with_grams(
     asked: Sequence[tuple[list[str], str | None]], cap: int, top: int
 ) -> tuple[str, list[Any]]:

@@ -40,6 +40,7 @@ WITH gone AS (
     UPDATE term_df t SET n = t.n - counted.c FROM counted WHERE t.term = counted.term
 )
 UPDATE lex_totals SET
+    removed = removed + (SELECT count(*) FROM gone),
     rows = rows - (SELECT count(*) FROM gone WHERE lex IS NOT NULL),
     tokens = tokens - (SELECT coalesce(sum(lex_tokens), 0) FROM gone)
 """
@@ -65,6 +66,10 @@ _MORE_TERMS = (
     "ORDER BY term ON CONFLICT (term) DO UPDATE SET n = term_df.n + excluded.n"
 )
 _MORE_TOTALS = "UPDATE lex_totals SET rows = rows + %s, tokens = tokens + %s"
+#: taken first by every write: writes commit one after the other, in the order of their ids, so
+#: a reader sees every id up to the highest it sees (what `store.pg.newest` rests on)
+_SERIALISE = "SELECT 1 FROM lex_totals FOR UPDATE"
+_MOVED = "UPDATE lex_totals SET removed = removed + %s"
 _COUNTS = f"""
 UPDATE sessions SET
     event_count = (SELECT count(*) FROM events WHERE sid = %(sid)s
@@ -129,6 +134,12 @@ class Writer:
 
     def __init__(self, conn: psycopg.Connection[Any]) -> None:
         self.conn = conn
+        self._serialised = False
+
+    def _serialise(self) -> None:
+        if not self._serialised:
+            self.conn.execute(_SERIALISE)
+            self._serialised = True
 
     def _covered(self, sid: int) -> Covered:
         found: Covered = Counter()
@@ -149,6 +160,7 @@ class Writer:
 
     def apply(self, batches: Iterable[Batch], *, device: int | None = None) -> int:
         """Write every batch; returns the events written."""
+        self._serialise()
         written = 0
         for batch in batches:
             written += self._apply(batch, device)
@@ -177,10 +189,12 @@ class Writer:
         ).fetchone()
         assert row is not None
         sid = int(row[0])
-        self.conn.execute(
+        moved = self.conn.execute(
             "UPDATE events SET workspace = %s WHERE sid = %s AND workspace <> %s",
             (s.workspace, sid, s.workspace),
-        )
+        ).rowcount
+        if moved > 0:
+            self.conn.execute(_MOVED, (moved,))
         seqs = [e.seq for e in batch.events]
         if seqs:
             self._drop(sid, seqs)
@@ -242,6 +256,7 @@ class Writer:
     def remove(self, session_id: str, *, device: int | None = None, tombstone: bool) -> bool:
         """Take a session and its events out (their terms, totals and counts with them); with
         `tombstone`, refuse it for ever after. True if the store held it."""
+        self._serialise()
         sid = self.session_sid(session_id)
         if sid is not None:
             self._bump(self._covered(sid), Counter())
