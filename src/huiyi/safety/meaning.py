@@ -25,7 +25,7 @@ tuning halves of the generated corpora plus the prototypes below, with `train` h
 method on an L2-penalised log loss, deterministic). A test retrains it and gets the same
 decisions, so the file is what that command writes. Another embedder gets the rules alone.
 
-The prototype banks are embedded once per model and kept on disk under `HUIYI_HOME/cache`,
+The prototype banks are embedded once per model and kept on disk under `HUIYI_HOME/models`,
 keyed by the model id and a digest of the prototype texts, so a process's first attack pays one
 embedding, not the banks. Only numpy is needed: the caller hands in the embedding function, so
 this leaf module imports no search code.
