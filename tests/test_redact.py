@@ -609,3 +609,11 @@ def test_a_url_password_with_raw_special_characters_is_masked_whole(
     else:
         assert out.endswith(f"{tail.rsplit('@', 1)[1]} today")
         assert password not in out
+
+
+@pytest.mark.parametrize("escape", ["%3c", "%3C", "%3e", "%22", "%27", "&lt;", "&quot;"])
+def test_a_url_password_holding_an_escaped_quote_or_bracket_is_masked(escape: str) -> None:
+    """Decoded, the escape is a character that ends a URL in prose: the password still is one."""
+    text = f"connect with postgres://app:s3cr{escape}t9@db.internal:5432/app today"
+    out = redact(text).text
+    assert out == "connect with postgres://app:[REDACTED:url-password]@db.internal:5432/app today"

@@ -509,6 +509,42 @@ def _url_at(info: str) -> int:
     return at
 
 
+#: a password holding a quote or an angle bracket, which end `_URL_USERINFO`'s run: what an
+#: escaped `%22`, `%27`, `%3c` or `%3e` in a password becomes once the normaliser decodes it
+#: (`postgres://app:000%3c@db`); read over the whole run without spaces
+_URL_RUN = lazy(
+    r"(?<![A-Za-z0-9+.\-])(?P<head>[A-Za-z][A-Za-z0-9+.\-]{0,31}+://)(?P<info>[^\s]{1,1024}+)"
+)
+_URL_ENDS = ("'", '"', "<", ">")
+
+
+@_gated(("://",))
+def _url_quoted_password(text: str, found: _Found) -> str:
+    """Before `_url_password`: a password holding a quote or an angle bracket, up to the last
+    `@` a host follows (`_url_at`). The host must not be closed by a quote or a bracket itself
+    (`"postgres://a:b@db","c@d.org"` is two strings, left to `_url_password`)."""
+
+    def replace(m: re.Match[str]) -> str:
+        info = m["info"]
+        at = _url_at(info)
+        user = _URL_USER().match(info)
+        if at < 0 or user is None or user.end() >= at or info[user.end()] != ":":
+            return m[0]
+        value = info[user.end() + 1 : at]
+        host = _URL_HOST().match(info, at + 1)
+        if (
+            host is None
+            or info[host.end() : host.end() + 1] in _URL_ENDS
+            or not any(c in value for c in _URL_ENDS)
+            or _is_exempt(value)
+        ):
+            return m[0]
+        found.append("url-password")
+        return m["head"] + info[: user.end() + 1] + mask("url-password") + info[at:]
+
+    return _sub(_URL_RUN(), replace, text, found)
+
+
 @_gated(("://",))
 def _url_password(text: str, found: _Found) -> str:
     def replace(m: re.Match[str]) -> str:
@@ -1029,6 +1065,7 @@ _PASSES: list[_Pass] = [
     _prefixed,
     _bearer,
     _authorization,
+    _url_quoted_password,
     _url_password,
     _query_secret,
     _url_token,
@@ -1047,6 +1084,7 @@ _INNER_PASSES: list[_Pass] = [
     _prefixed,
     _bearer,
     _authorization,
+    _url_quoted_password,
     _url_password,
     _cli_credentials,
     _assignment,
