@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from huiyi.config import Settings
-from huiyi.errors import BusyError, HuiyiError, NotFoundError, UsageError
+from huiyi.errors import BusyError, EmbeddingError, HuiyiError, NotFoundError, UsageError
 from huiyi.model import CallerContext, Event, Hit, Session, kinds_to_read
 from huiyi.search.engine import MODEL_LOAD_SECONDS, Filter, SearchResult, search
 from huiyi.store import db, queries, readthrough
@@ -33,7 +33,7 @@ from huiyi.workspace import resolve, workspace_of
 if TYPE_CHECKING:  # and, for a command that only reads, not imported at all:
     from concurrent.futures import Future, ThreadPoolExecutor
 
-    from huiyi.memory import Memory
+    from huiyi.memory import Judged, Memory
     from huiyi.recall.anchors import Anchors as Anchors  # the hooks' type, from the doorway
     from huiyi.recall.team import TeamAsk
     from huiyi.recall.tools import Recall
@@ -815,7 +815,9 @@ class Huiyi:
 
         found = health.check(self.settings.db_path)
         if not found.file_ok or found.newer:
-            return doctor.report(self.settings, found)
+            report = doctor.report(self.settings, found)
+            report["memory"] = self.memory_verdicts()
+            return report
         embedded, embeddable = self.coverage(all_workspaces=True)
         semantic = self.semantic
         approximate = semantic.check(self.conn) if semantic else []
@@ -839,7 +841,28 @@ class Huiyi:
 
             through = textpack.codec(self.conn).through
             report["no_copy"] = readthrough.count_gone(self.conn, through)
+        report["memory"] = self.memory_verdicts()
         return report
+
+    def judge_memory(self) -> Judged:
+        """Judge every memory note under HUIYI_HOME (every workspace's store, current and
+        archived entries) that has no kept verdict with the meaning detector, and keep the
+        verdicts, so the hooks (which never load the model) block what it refuses
+        (`huiyi.memory.verdicts`). Loads the model only when a note needs it."""
+        from huiyi.memory import Memory
+
+        return Memory(self.settings, None, meaning=self.meaning).judge(every_store=True)
+
+    def memory_verdicts(self) -> dict[str, Any]:
+        """`judge_memory` as `huiyi doctor` reports it: what was judged now and how many notes
+        still await the detector; a detector that cannot run is said, not raised."""
+        try:
+            return self.judge_memory().as_dict()
+        except EmbeddingError as exc:
+            from huiyi.memory import Memory
+
+            judged = Memory(self.settings, None).judge(every_store=True).as_dict()
+            return {**judged, "error": str(exc)}
 
     @staticmethod
     def _demo_folder() -> str:

@@ -37,5 +37,7 @@ def agents_md() -> None:
 def sync(hy: Huiyi, project: Path | None, remove: bool, dry_run: bool) -> None:
     """Write (or refresh) the marked memory digest block; text outside it is never touched."""
     write_changes(
-        [digest_plan(hy.settings, project, remove=remove)], dry_run, hy.settings.backups_path
+        [digest_plan(hy.settings, project, remove=remove, memory=hy.workspace_memory)],
+        dry_run,
+        hy.settings.backups_path,
     )

@@ -104,6 +104,7 @@ def _print_doctor(report: dict[str, Any]) -> None:
             f"vectors    {embedded:,} of {embeddable:,} messages embedded{share} with "
             f"{vectors['model']}{rest}"
         )
+    _print_memory(report.get("memory"))
     no_copy = report.get("no_copy")
     if no_copy is not None:
         click.echo(
@@ -135,6 +136,25 @@ def _print_doctor(report: dict[str, Any]) -> None:
             click.echo("  skipped  " + ", ".join(f"{k} {v}" for k, v in sorted(bad.items())))
         for file in src.get("unreadable", []):
             click.echo(f"  not read {safe(file['path'])}: {safe(file['why'])}")
+
+
+def _print_memory(memory: dict[str, Any] | None) -> None:
+    """What the meaning detector judged of the memory notes, and what still waits for it."""
+    if memory is None:
+        return
+    notes, waiting = memory["notes"], memory["await_detector"]
+    if memory.get("error"):
+        click.echo(f"memory     the meaning detector did not run: {safe(memory['error'])}")
+    if not memory["detector"]:
+        click.echo(
+            f"memory     {waiting} of {notes} notes await the meaning detector (this embedder has "
+            "none: the hooks judge them by the rules alone)"
+        )
+        return
+    click.echo(
+        f"memory     {notes} notes; the meaning detector judged {memory['judged_now']} now "
+        f"({memory['refused_now']} blocked), {waiting} await it"
+    )
 
 
 def _installed_report(hy: Huiyi) -> dict[str, Any]:

@@ -1,5 +1,6 @@
 """`huiyi index`: read new log lines into the index (on a machine with no agent logs, the
-bundled demo), then embed what is new for semantic search."""
+bundled demo), then embed what is new for semantic search and judge the memory notes no
+verdict of the meaning detector is kept for (`Huiyi.judge_memory`)."""
 
 from __future__ import annotations
 
@@ -74,6 +75,8 @@ def index(
             _print_report(report)
         for warning in report.warnings:
             click.echo(f"warning: {safe(warning)}", err=True)
+        if not no_embed:
+            _judge_memory(hy)
         if no_logs and _demo(hy, report, as_json, embed=not no_embed):
             return
         if not no_embed:
@@ -143,6 +146,17 @@ def _embed(hy: Huiyi, *, quiet: bool) -> None:
     if done and not quiet:
         rate = done / max(time.perf_counter() - started, 1e-9)
         click.echo(f"embedded {done:,} messages for semantic search ({rate:.0f}/s)")
+
+
+def _judge_memory(hy: Huiyi) -> None:
+    """The memory notes edited by hand since any process judged them, judged by the meaning
+    detector for the hooks (`Huiyi.judge_memory`); a detector that cannot run is said."""
+    from huiyi.errors import EmbeddingError
+
+    try:
+        hy.judge_memory()
+    except EmbeddingError as exc:
+        click.echo(f"warning: the meaning detector did not run ({safe(str(exc))})", err=True)
 
 
 def _demo(hy: Huiyi, found: IndexReport, as_json: bool, *, embed: bool) -> bool:

@@ -18,16 +18,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from huiyi.cli.common import edge, emit_json, pass_huiyi
-from huiyi.errors import ExtractionError, NotFoundError
+from huiyi.cli.common import edge, emit_json, pass_huiyi, safe
+from huiyi.errors import EmbeddingError, ExtractionError, NotFoundError
 from huiyi.memory import (
     NOT_CONFIGURED,
     Extractor,
+    Memory,
     Outcome,
     Target,
     memory_search_tool,
-    render_store,
-    scan,
 )
 
 if TYPE_CHECKING:
@@ -64,10 +63,15 @@ def _options(default_target: str | None, *, target: bool = True) -> Callable[[F]
     return decorate
 
 
-def _blocked(entry: str) -> str | None:
-    """The threat rule that hides this entry from the model, if any."""
-    rules = scan(entry)
-    return rules[0] if rules else None
+def _judged(mem: Memory) -> Memory:
+    """`mem` once the meaning detector has judged every entry no verdict is kept for, so what
+    this command shows is what the hooks show from now on (`huiyi.memory.verdicts`). A
+    detector that cannot run is said on stderr; the rules still decide."""
+    try:
+        mem.judge()
+    except EmbeddingError as exc:
+        click.echo(f"warning: the meaning detector did not run ({safe(str(exc))})", err=True)
+    return mem
 
 
 def _finish(outcome: Outcome, as_json: bool) -> None:
@@ -92,7 +96,7 @@ def memory() -> None:
 @edge
 def show(hy: Huiyi, target: str | None, as_json: bool, workspace_dir: Path | None) -> None:
     """Print the memory block exactly as the model sees it (or one store with --target)."""
-    mem = hy.workspace_memory(workspace_dir)
+    mem = _judged(hy.workspace_memory(workspace_dir))
     targets = [Target(target)] if target else mem.targets()
     if as_json:
         stores: dict[str, object] = {}
@@ -105,12 +109,12 @@ def show(hy: Huiyi, target: str | None, as_json: bool, workspace_dir: Path | Non
                 "usage": snap.usage,
                 "limit": snap.limit,
                 "damage": snap.damage,
-                "entries": [{"text": e, "blocked": _blocked(e)} for e in snap.entries],
+                "entries": [{"text": e, "blocked": mem.blocked(e)} for e in snap.entries],
                 "archived": len(snap.archived),
             }
         emit_json({"workspace": mem.workspace, "stores": stores})
         return
-    text = mem.render() if not target else render_store(mem.snapshot(Target(target)))
+    text = mem.render() if not target else mem.render_store(Target(target))
     if text:
         click.echo(text)
         return
@@ -170,7 +174,7 @@ def search_cmd(
     hy: Huiyi, query: str, limit: int, as_json: bool, workspace_dir: Path | None
 ) -> None:
     """Rank current and archived entries of both stores for QUERY (BM25, hit boost, decay)."""
-    mem = hy.workspace_memory(workspace_dir)
+    mem = _judged(hy.workspace_memory(workspace_dir))
     if as_json:
         emit_json(mem.search(query, limit).as_dict())
         return

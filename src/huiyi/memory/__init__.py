@@ -5,6 +5,7 @@ tool, and that are put in front of the model at the start of every session.
     store       file format, lock, atomic writes, backups, hit records, transactions
     ops         add / replace / remove / batch, matching, budgets, replies
     render      the block for the model (deterministic bytes)
+    verdicts    the meaning detector's kept verdicts, read by the render (hooks load no model)
     search      BM25 + hit boost + time decay over current and archived entries
     lifecycle   archive unused entries, restore them
     tools       memory_tool / memory_search_tool: reply text for the MCP server
@@ -21,7 +22,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from huiyi.memory.config import MemoryConfig, Target
-from huiyi.memory.facade import Memory, SearchResult
+from huiyi.memory.facade import Judged, Memory, SearchResult
 from huiyi.memory.ops import CHANGED, Operation, Outcome, percent
 from huiyi.memory.render import render_store
 from huiyi.memory.search import MemoryHit
@@ -37,6 +38,7 @@ __all__ = [
     "JOINER",
     "NOT_CONFIGURED",
     "Extractor",
+    "Judged",
     "Memory",
     "MemoryConfig",
     "MemoryHit",

@@ -9,12 +9,20 @@ changed them.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from huiyi.config import Settings
 from huiyi.errors import UsageError
 from huiyi.memory import lifecycle, ops, render, search
-from huiyi.memory.config import MemoryConfig, Target, parse_target, store_paths
+from huiyi.memory.config import (
+    MemoryConfig,
+    StorePaths,
+    Target,
+    memory_root,
+    parse_target,
+    store_paths,
+)
 from huiyi.memory.ops import Operation, Outcome
 from huiyi.memory.search import MemoryHit
 from huiyi.memory.store import (
@@ -27,6 +35,7 @@ from huiyi.memory.store import (
     now_ms,
     transact,
 )
+from huiyi.memory.verdicts import Verdicts
 
 if TYPE_CHECKING:
     from huiyi.safety.meaning import Meaning
@@ -102,15 +111,19 @@ class Memory:
         `after_read` is a test seam called between reading and writing the files.
         """
         stores = {t: self.store(t) for t in dict.fromkeys(op.target for op in operations)}
-        return ops.run_operations(
+        meaning = self.meaning() if scan and self.meaning is not None else None
+        outcome = ops.run_operations(
             stores,
             operations,
             scan=scan,
             now=self.clock(),
             after_read=after_read,
             exact=exact,
-            meaning=self.meaning() if scan and self.meaning is not None else None,
+            meaning=meaning,
         )
+        if outcome.ok and meaning is not None:
+            self.judge()  # the new entries, and any hand edit met on the way, for the hooks
+        return outcome
 
     def _target(self, target: Target | str) -> Target:
         parsed = parse_target(target) if isinstance(target, str) else target
@@ -121,9 +134,52 @@ class Memory:
     # --- reading ---------------------------------------------------------------------------
 
     def render(self, *, leave_out: Collection[str] = ()) -> str:
-        """The block for the model: deterministic bytes for the same files. `leave_out`: stores
-        the model already gets another way (a digest a harness reads at session start)."""
-        return render.render([self.snapshot(t) for t in self.targets() if t not in leave_out])
+        """The block for the model: deterministic bytes for the same files (the stores and the
+        kept verdicts; the detector itself is never run here, so a hook loads no model).
+        `leave_out`: stores the model already gets another way (a digest a harness reads at
+        session start)."""
+        snapshots = [self.snapshot(t) for t in self.targets() if t not in leave_out]
+        return render.render(snapshots, self.verdicts())
+
+    def render_store(self, target: Target | str) -> str:
+        """One store's block, as `render` shows it."""
+        return render.render_store(self.snapshot(target), self.verdicts())
+
+    def blocked(self, entry: str) -> str | None:
+        """The rule that hides `entry` from the model (the rules, else a kept verdict)."""
+        return render.blocked(entry, self.verdicts())
+
+    # --- the meaning detector's verdicts ---------------------------------------------------
+
+    def verdicts(self) -> Verdicts | None:
+        """The kept verdicts of this process's meaning detector, or None without one. Builds
+        the detector's id, never its model."""
+        meaning = self.meaning() if self.meaning is not None else None
+        return Verdicts(self.settings.home, meaning.detector_id) if meaning is not None else None
+
+    def judge(self, *, every_store: bool = False) -> Judged:
+        """Judge with the meaning detector every entry (current and archived) the rules let
+        through and no verdict is kept for, and keep the verdicts (`huiyi.memory.verdicts`).
+        The stores of this object, or with `every_store` every store under HUIYI_HOME (every
+        workspace's). Loads the model only when an entry needs it."""
+        snapshots = (
+            [store.read() for store in every_store_of(self.settings)]
+            if every_store
+            else [self.snapshot(t) for t in self.targets()]
+        )
+        texts = [t for s in snapshots if not s.damage for t in (*s.entries, *s.archived)]
+        meaning = self.meaning() if self.meaning is not None else None
+        if meaning is None:
+            return Judged(len(texts), 0, 0, len(_unjudged_by_rules(texts)), detector=False)
+        verdicts = Verdicts(self.settings.home, meaning.detector_id)
+        new = verdicts.judge(texts, meaning)
+        return Judged(
+            len(texts),
+            len(new),
+            sum(1 for rule in new.values() if rule),
+            len(verdicts.unjudged(texts)),
+            detector=True,
+        )
 
     def search(self, query: str, limit: int = 5, *, record: bool = True) -> SearchResult:
         """Rank current and archived entries of both stores; record hits on what is returned."""
@@ -172,6 +228,55 @@ class Memory:
     def restore(self, target: Target | str, old_text: str) -> Outcome:
         store = self.store(self._target(target))
         return transact([store], lifecycle.plan_move(store, old_text, self.clock(), restore=True))
+
+
+@dataclass(frozen=True, slots=True)
+class Judged:
+    """What one `Memory.judge` did."""
+
+    #: entries looked at (current and archived)
+    notes: int
+    #: judged by the detector now, and how many of those it refused
+    judged: int
+    refused: int
+    #: entries the rules let through that still have no verdict (all of them without a
+    #: detector: the hooks judge them by the rules alone)
+    waiting: int
+    #: whether this process has the meaning detector
+    detector: bool
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "notes": self.notes,
+            "judged_now": self.judged,
+            "refused_now": self.refused,
+            "await_detector": self.waiting,
+            "detector": self.detector,
+        }
+
+
+def _unjudged_by_rules(texts: Sequence[str]) -> list[str]:
+    from huiyi.safety import threats
+
+    return [t for t in dict.fromkeys(texts) if t.strip() and not threats.scan(t)]
+
+
+def every_store_of(settings: Settings) -> list[Store]:
+    """The user store and every workspace's memory store under `settings.home`, whichever
+    workspace they belong to (`WORKSPACE` names it; a store is read without it)."""
+    user = store_paths(settings.home, Target.USER, None)
+    stores = [Store(Target.USER, user, settings.memory.limit(Target.USER), None)]
+    root = memory_root(settings.home) / "workspaces"
+    try:
+        directories = sorted(p for p in root.iterdir() if p.is_dir())
+    except OSError:
+        directories = []
+    limit = settings.memory.limit(Target.MEMORY)
+    for directory in directories:
+        paths = StorePaths.at(directory, "memory")
+        if paths.main.is_file() or paths.archive.is_file():
+            stores.append(Store(Target.MEMORY, paths, limit, None))
+    return stores
 
 
 class SearchResult:

@@ -5,20 +5,27 @@ For each non-empty store: a rule line of `═`, a header with the store's purpos
 thousands separators, `⚠ OVER BUDGET` after it when over), the rule again, then the entries
 joined by `§` lines. Every entry is scanned again here, because a person's hand edit is not
 scanned when saved: a poisoned entry is shown as `[BLOCKED: <rule>]` and never reaches the
-model.
+model. The scan here is the rules plus the meaning detector's kept verdicts
+(`huiyi.memory.verdicts`), never the detector itself: a hook renders this block and must not
+load the embedding model.
 
-The output depends on the files only (no clock, no hit counts, no dict ordering), so the same
-files render to the same bytes and the harness's prompt cache stays warm.
+The output depends on the files only (the stores and the kept verdicts; no clock, no hit
+counts, no dict ordering), so the same files render to the same bytes and the harness's prompt
+cache stays warm.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from huiyi.memory.config import Target
 from huiyi.memory.ops import percent
 from huiyi.memory.store import JOINER, Snapshot
 from huiyi.safety import threats
+
+if TYPE_CHECKING:
+    from huiyi.memory.verdicts import Verdicts
 
 RULE = "═" * 46
 
@@ -33,13 +40,22 @@ def header(target: Target, usage: int, limit: int) -> str:
     return line + " ⚠ OVER BUDGET" if usage > limit else line
 
 
-def shown_entry(entry: str) -> str:
-    """The entry, or `[BLOCKED: <rule>]` when the threat scan refuses it."""
+def blocked(entry: str, verdicts: Verdicts | None = None) -> str | None:
+    """The rule that hides `entry` from the model: the rules' first, else the rule of a kept
+    verdict of the meaning detector; None when it is shown."""
     rules = threats.scan(entry)
-    return f"[BLOCKED: {rules[0]}]" if rules else entry
+    if rules:
+        return rules[0]
+    return verdicts.blocked(entry) if verdicts is not None else None
 
 
-def render_store(snapshot: Snapshot) -> str:
+def shown_entry(entry: str, verdicts: Verdicts | None = None) -> str:
+    """The entry, or `[BLOCKED: <rule>]` when the threat scan (or a kept verdict) refuses it."""
+    rule = blocked(entry, verdicts)
+    return f"[BLOCKED: {rule}]" if rule else entry
+
+
+def render_store(snapshot: Snapshot, verdicts: Verdicts | None = None) -> str:
     """One store's block, or "" when it has no entries."""
     if snapshot.damage:
         body = (
@@ -49,12 +65,12 @@ def render_store(snapshot: Snapshot) -> str:
         return "\n".join([RULE, header(snapshot.target, 0, snapshot.limit), RULE, body])
     if not snapshot.entries:
         return ""
-    body = JOINER.join(shown_entry(e) for e in snapshot.entries)
+    body = JOINER.join(shown_entry(e, verdicts) for e in snapshot.entries)
     return "\n".join([RULE, header(snapshot.target, snapshot.usage, snapshot.limit), RULE, body])
 
 
-def render(snapshots: Sequence[Snapshot]) -> str:
+def render(snapshots: Sequence[Snapshot], verdicts: Verdicts | None = None) -> str:
     """All non-empty stores, user first, separated by a blank line."""
     order = {Target.USER: 0, Target.MEMORY: 1}
-    blocks = [render_store(s) for s in sorted(snapshots, key=lambda s: order[s.target])]
+    blocks = [render_store(s, verdicts) for s in sorted(snapshots, key=lambda s: order[s.target])]
     return "\n\n".join(b for b in blocks if b)

@@ -9,12 +9,13 @@ retrying and answer the user, so a model cannot loop on a full or poisoned store
 
 from __future__ import annotations
 
+import contextlib
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from huiyi.errors import BusyError, UsageError
+from huiyi.errors import BusyError, EmbeddingError, UsageError
 from huiyi.memory.config import parse_target
 from huiyi.memory.facade import Memory
 from huiyi.memory.ops import Operation, Outcome
@@ -145,6 +146,11 @@ def memory_search_tool(mem: Memory, query: str, limit: int = 5) -> Reply:
         return Reply(
             f"refused: limit must be a whole number from 1 to {MAX_SEARCH_LIMIT}", ok=False
         )
+    # a hand edit among the hits is shown as the detector sees it; a detector that cannot run
+    # leaves the rules and the verdicts kept so far to decide
+    with contextlib.suppress(EmbeddingError):
+        mem.judge()
+    verdicts = mem.verdicts()
     result = mem.search(query, limit)
     scope = f"{result.searched} entries ({result.archived} archived)"
     if not result.hits:
@@ -152,7 +158,7 @@ def memory_search_tool(mem: Memory, query: str, limit: int = 5) -> Reply:
     lines = [f'memory_search "{query}": {len(result.hits)} best of {scope}.']
     for number, hit in enumerate(result.hits, 1):
         tag = f"{hit.target.value}, archived" if hit.archived else hit.target.value
-        lines.append(f"{number}. [{tag}] {_indent(shown_entry(hit.text))}")
+        lines.append(f"{number}. [{tag}] {_indent(shown_entry(hit.text, verdicts))}")
     if any(hit.archived for hit in result.hits):
         lines.append(
             "Archived entries are not in your prompt; if one still holds, add its exact text "

@@ -25,10 +25,13 @@ block that left through the safety exit (`protocol.Failure.tool_result`).
 SQLite work runs on the index's one worker thread (`Huiyi.in_worker`); callers block on it from
 their own threads. After a call, idle work (embedding what is new in small batches, debounced
 memory extraction) is queued behind it, so a call never waits for more than one small batch.
+When the tools are first built, every memory note no verdict is kept for is judged by the
+meaning detector on a thread of its own (`Huiyi.judge_memory`), for the hooks to read.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 import traceback
@@ -36,7 +39,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
-from huiyi.errors import HuiyiError
+from huiyi.errors import EmbeddingError, HuiyiError
 from huiyi.memory import Memory, Reply, memory_search_tool, memory_tool
 from huiyi.model import CallerContext
 from huiyi.policy import consent
@@ -108,6 +111,14 @@ class McpTools:
         self._closed = False
         self._extractors: dict[str, Extractor] = {}
         self.answers = consent.Answers()
+        # the notes edited by hand since any process judged them, judged by the meaning
+        # detector off the tool calls' path, so the hooks block what it refuses
+        self.judging = self._extracting.submit(self._judge_memory)
+        self.judging.add_done_callback(_report)
+
+    def _judge_memory(self) -> None:
+        with contextlib.suppress(EmbeddingError):  # then the rules decide, as in a hook
+            self.hy.judge_memory()
 
     def close(self) -> None:
         """Stop the idle work and close the index (once)."""

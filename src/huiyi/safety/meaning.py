@@ -63,6 +63,7 @@ __all__ = [
     "Linear",
     "Meaning",
     "calibrated_for",
+    "detector_id",
     "found",
     "prototypes_digest",
     "train",
@@ -278,6 +279,23 @@ def calibrated_for(model_id: str) -> bool:
     return model_id in _shipped()
 
 
+def detector_id(model_id: str, linear: Linear | None = None, margin: float = MARGIN) -> str:
+    """What every decision of the detector over `model_id` depends on, as a short id: the
+    model, the classifier (`linear`, else the shipped one), the thresholds, the prototypes and
+    the code that reads a note's evidence and cues. A kept verdict is valid for this id alone
+    (`huiyi.memory.verdicts`). Reads no model: a hook computes it."""
+    linear = linear if linear is not None else _shipped()[model_id]
+    h = hashlib.sha256(prototypes_digest(model_id).encode())
+    h.update(json.dumps([linear.to_json(), LOW, margin], sort_keys=True).encode())
+    for code in _CODE:
+        h.update(b"\0" + code.read_bytes())
+    return h.hexdigest()[:24]
+
+
+#: the modules whose code a verdict depends on: this one and the evidence it asks for
+_CODE = (Path(__file__), Path(__file__).with_name("intents.py"))
+
+
 def prototypes_digest(model_id: str) -> str:
     """What the cached banks of `model_id` depend on: the model and every prototype text."""
     h = hashlib.sha256(model_id.encode("utf-8"))
@@ -312,6 +330,14 @@ class Meaning:
         self.linear = linear if linear is not None else _shipped()[model_id]
         self._banks: tuple[dict[str, Vectors], Vectors] | None = None
         self._lock = threading.Lock()
+        self._id: str | None = None
+
+    @property
+    def detector_id(self) -> str:
+        """This detector's id (`detector_id`), which kept verdicts are keyed by."""
+        if self._id is None:
+            self._id = detector_id(self.model_id, self.linear, self.margin)
+        return self._id
 
     def _cache_path(self) -> Path | None:
         if self.cache_dir is None:

@@ -19,6 +19,7 @@ same bytes (no clock in the block), so a sync that finds nothing new writes noth
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from huiyi.config import Settings
@@ -26,7 +27,7 @@ from huiyi.errors import UsageError
 from huiyi.harnesses.dsh.agents import DIGEST_BEGIN, DIGEST_END
 from huiyi.install.blocks import Block
 from huiyi.install.common import Change, read_text
-from huiyi.memory import JOINER, Memory, Target, render_store
+from huiyi.memory import JOINER, Memory, Target
 from huiyi.safety.exit import redact
 from huiyi.workspace import resolve
 
@@ -51,10 +52,22 @@ def target(settings: Settings, project: Path | None) -> tuple[Path, Target, str 
     return Path(project).absolute() / "AGENTS.local.md", Target.MEMORY, workspace
 
 
-def digest(settings: Settings, store: Target, workspace: str | None) -> str:
-    """The block's body: the rendered store, redacted, cut to whole entries within the bound."""
-    snapshot = Memory(settings, workspace).snapshot(store)
-    rendered = render_store(snapshot)
+def digest(
+    settings: Settings,
+    store: Target,
+    workspace: str | None,
+    memory: Callable[[str | None], Memory] | None = None,
+) -> str:
+    """The block's body: the rendered store, redacted, cut to whole entries within the bound.
+    `memory` (a workspace's `Memory` with the meaning detector, `Huiyi.workspace_memory`)
+    judges every entry first, so the digest blocks what the hooks block
+    (`huiyi.memory.verdicts`)."""
+    if memory is None:
+        mem = Memory(settings, workspace)
+    else:
+        mem = memory(workspace)
+        mem.judge()
+    rendered = mem.render_store(store)
     if not rendered:
         return f"{_INTRO[store]}\n(no entries yet)"
     text = redact(rendered).text
@@ -77,7 +90,13 @@ def _cut(text: str) -> str:
     return parts[0][: MAX_DIGEST_CHARS - 40] + "\n(cut: one entry is over the bound)"
 
 
-def plan(settings: Settings, project: Path | None, *, remove: bool = False) -> Change:
+def plan(
+    settings: Settings,
+    project: Path | None,
+    *,
+    remove: bool = False,
+    memory: Callable[[str | None], Memory] | None = None,
+) -> Change:
     """The change to the digest file (a no-op when it already holds this digest)."""
     path, store, workspace = target(settings, project)
     if project is not None and not Path(project).is_dir():
@@ -87,4 +106,4 @@ def plan(settings: Settings, project: Path | None, *, remove: bool = False) -> C
     if remove:
         after = BLOCK.remove(text, path)
         return Change(path, before, after or None)  # a file that held only the block goes
-    return Change(path, before, BLOCK.put(text, digest(settings, store, workspace), path))
+    return Change(path, before, BLOCK.put(text, digest(settings, store, workspace, memory), path))
