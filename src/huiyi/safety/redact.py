@@ -168,6 +168,10 @@ class _Found(list[str]):
 
     edits: list[tuple[int, int, str]] | None = None
     regions: _Regions | None = None
+    #: the view the scan began on (None: the original itself), and the positions in it of
+    #: the blanks and control characters an escape decoded to (`_escaped_blanks`)
+    view: View | None = None
+    blanks: list[int] | None = None
 
 
 _Pass = Callable[[str, _Found], str]
@@ -474,6 +478,8 @@ def _authorization(text: str, found: _Found) -> str:
 # segment (`/@types/node`), not a host.
 _URL_USERINFO = lazy(
     r"(?<![A-Za-z0-9+.\-])(?P<head>[A-Za-z][A-Za-z0-9+.\-]{0,31}+://)"
+    # the whole run up to a space, read for a password holding a quote (`_quoted_password`)
+    r"(?=(?P<run>[^\s]{1,1024}+))"
     # a line break may cut the userinfo (`postgres://app:n3` and `n74g630j@db/x` below it)
     r"(?P<info>[^\s'\"<>]{1,1024}+(?:\r?\n[^\s'\"<>@/]{1,256}+@[^\s'\"<>]{1,1024}+)?)"
 )
@@ -509,69 +515,117 @@ def _url_at(info: str) -> int:
     return at
 
 
-#: a password holding a quote or an angle bracket, which end `_URL_USERINFO`'s run: what an
-#: escaped `%22`, `%27`, `%3c` or `%3e` in a password becomes once the normaliser decodes it
-#: (`postgres://app:000%3c@db`); read over the whole run without spaces
-_URL_RUN = lazy(
-    r"(?<![A-Za-z0-9+.\-])(?P<head>[A-Za-z][A-Za-z0-9+.\-]{0,31}+://)(?P<info>[^\s]{1,1024}+)"
-)
+#: the characters that end a URL's run once an escape is decoded (`%22`, `%27`, `%3c`, `%3e`,
+#: `&lt;`): a password holding one is read over the whole run without spaces
 _URL_ENDS = ("'", '"', "<", ">")
+#: what a blank or control character an escape decoded to (`%20`, `%09`, `&#9;`) reads as for
+#: the URL pass: a character of the run, as the escape itself was
+_ESCAPED_BLANK = "\x1a"
+_BLANK = lazy(r"[\s\x00-\x1f\x7f-\x9f]")
 
 
-@_gated(("://",))
-def _url_quoted_password(text: str, found: _Found) -> str:
-    """Before `_url_password`: a password holding a quote or an angle bracket, up to the last
-    `@` a host follows (`_url_at`). The host must not be closed by a quote or a bracket itself
-    (`"postgres://a:b@db","c@d.org"` is two strings, left to `_url_password`)."""
+def _escaped_blanks(text: str, found: _Found) -> str:
+    """`text` with every blank or control character that an escape of the original decoded to
+    as `_ESCAPED_BLANK`: the same length and positions, so a URL's run reads through it
+    (`postgres://app:a%20b@db`, a password holding a space, is one URL, not two words)."""
+    seen, regions = found.view, found.regions
+    if seen is None or seen.starts is None or seen.ends is None or regions is None:
+        return text  # the view is the original: no escape was decoded
+    if found.blanks is None:
+        starts, ends, source = seen.starts, seen.ends, seen.source
+        found.blanks = [
+            i
+            for i in (m.start() for m in _BLANK().finditer(seen.text))
+            if ends[i] - starts[i] > 1 and source[starts[i]] in "%&"
+        ]
+    chars: list[str] | None = None
+    for first in found.blanks:
+        at = regions.current(first)
+        if at is None or at >= len(text) or text[at] != seen.text[first]:
+            continue  # masked already
+        chars = chars if chars is not None else list(text)
+        chars[at] = _ESCAPED_BLANK
+    return text if chars is None else "".join(chars)
 
-    def replace(m: re.Match[str]) -> str:
-        info = m["info"]
-        at = _url_at(info)
-        user = _URL_USER().match(info)
-        if at < 0 or user is None or user.end() >= at or info[user.end()] != ":":
-            return m[0]
-        value = info[user.end() + 1 : at]
-        host = _URL_HOST().match(info, at + 1)
-        if (
-            host is None
-            or info[host.end() : host.end() + 1] in _URL_ENDS
-            or not any(c in value for c in _URL_ENDS)
-            or _is_exempt(value)
-        ):
-            return m[0]
+
+def _quoted_password(run: str) -> tuple[int, int] | None:
+    """(where the password starts, where its host's `@` is) in `run`, the text after
+    `scheme://` up to a space, when the password holds a quote or an angle bracket; the host
+    must not be closed by one itself (`"postgres://a:b@db","c@d.org"` is two strings)."""
+    at = _url_at(run)
+    user = _URL_USER().match(run)
+    if at < 0 or user is None or user.end() >= at or run[user.end()] != ":":
+        return None
+    value = run[user.end() + 1 : at]
+    host = _URL_HOST().match(run, at + 1)
+    if (
+        host is None
+        or run[host.end() : host.end() + 1] in _URL_ENDS
+        or not any(c in value for c in _URL_ENDS)
+        or _is_exempt(value)
+    ):
+        return None
+    return user.end() + 1, at
+
+
+def _url_userinfo(m: re.Match[str], text: str, found: _Found) -> tuple[int, int, str] | None:
+    """The edit (start, end, replacement; positions of `text`) that masks the password or the
+    token in the userinfo `m` found (on `text` read through `_escaped_blanks`), or None."""
+    base = m.start("run")
+    quoted = _quoted_password(m["run"])
+    if quoted is not None:
+        start, at = quoted
         found.append("url-password")
-        return m["head"] + info[: user.end() + 1] + mask("url-password") + info[at:]
-
-    return _sub(_URL_RUN(), replace, text, found)
+        return base + start, base + at, mask("url-password")
+    info = m["info"]
+    if "@" not in info:
+        return None
+    at = _url_at(info)
+    user = _URL_USER().match(info)
+    if at < 0 or user is None:
+        return None
+    if user.end() < at and info[user.end()] == ":":
+        value, read = text[base + user.end() + 1 : base + at], info[user.end() + 1 : at]
+        if not value or _is_exempt(value):
+            return None
+        if "\n" in read and read.split("\n")[0].rstrip("\r").isdigit():
+            return None  # `host:8080` ends a line; the next line's `user@host` is a mail
+        found.append("url-password")
+        return base + user.end() + 1, base + at, mask("url-password")
+    # no password, a token as the user: `https://<key>@o1.ingest.sentry.io/1`
+    token = text[base : base + at]
+    plain = not any(c in token for c in ":/\n")
+    if len(token) >= 16 and plain and tokenish(token) and not _is_exempt(token):
+        found.append("url-token")
+        return base, base + at, mask("url-token")
+    return None
 
 
 @_gated(("://",))
 def _url_password(text: str, found: _Found) -> str:
-    def replace(m: re.Match[str]) -> str:
-        info = m["info"]
-        if "@" not in info:
-            return m[0]
-        at = _url_at(info)
-        user = _URL_USER().match(info)
-        if at < 0 or user is None:
-            return m[0]
-        if user.end() < at and info[user.end()] == ":":
-            value = info[user.end() + 1 : at]
-            if not value or _is_exempt(value):
-                return m[0]
-            if "\n" in value and value.split("\n")[0].rstrip("\r").isdigit():
-                return m[0]  # `host:8080` ends a line; the next line's `user@host` is a mail
-            found.append("url-password")
-            return m["head"] + info[: user.end() + 1] + mask("url-password") + info[at:]
-        # no password, a token as the user: `https://<key>@o1.ingest.sentry.io/1`
-        token = info[:at]
-        plain = not any(c in token for c in ":/\n")
-        if len(token) >= 16 and plain and tokenish(token) and not _is_exempt(token):
-            found.append("url-token")
-            return m["head"] + mask("url-token") + info[at:]
-        return m[0]
-
-    return _sub(_URL_USERINFO(), replace, text, found)
+    """A URL's password (`user:password@host`), or a token as its user, masked to the last `@`
+    a host follows (`_url_at`). One pass over every URL: its run is read up to a quote or an
+    angle bracket (and across a line break that cuts the userinfo), or, when the password
+    holds one (an escape the normaliser decoded), over the whole run without spaces; a blank
+    or control character an escape decoded to is read as part of the run."""
+    read = _escaped_blanks(text, found)
+    out: list[str] = []
+    done = 0
+    for m in _URL_USERINFO().finditer(read):
+        if m.start() < done:
+            continue  # inside the password masked last
+        edit = _url_userinfo(m, text, found)
+        if edit is None:
+            continue
+        start, end, new = edit
+        out.append(text[done:start])
+        out.append(new)
+        _record(found, start, text[start:end], new)
+        done = end
+    if not out:
+        return text
+    out.append(text[done:])
+    return "".join(out)
 
 
 _QUERY_SECRET = lazy(rf"(?P<head>[?&;]{_ci(*QUERY_NAMES)}=)(?P<value>[^&#\s'\"<>`]++)")
@@ -1065,7 +1119,6 @@ _PASSES: list[_Pass] = [
     _prefixed,
     _bearer,
     _authorization,
-    _url_quoted_password,
     _url_password,
     _query_secret,
     _url_token,
@@ -1084,7 +1137,6 @@ _INNER_PASSES: list[_Pass] = [
     _prefixed,
     _bearer,
     _authorization,
-    _url_quoted_password,
     _url_password,
     _cli_credentials,
     _assignment,
@@ -1148,6 +1200,19 @@ class _Regions:
         new.extend((cs + shift, ce + shift, vs, ve) for cs, ce, vs, ve in old[i:])
         self.spans = new
 
+    def current(self, first: int) -> int | None:
+        """Where position `first` of the text first scanned is in the current text, or None
+        when an edit replaced it."""
+        shift = 0
+        for cs, ce, vs, ve in self.spans:
+            if ve <= first and not vs == ve == first:
+                shift += (ce - cs) - (ve - vs)
+            elif vs <= first < ve:
+                return None
+            else:
+                break
+        return first + shift
+
 
 def _rescan(text: str, found: _Found) -> str:
     """`_scan` until nothing changes: a mask can expose a new shape (a key whose value was
@@ -1170,6 +1235,17 @@ def _view(text: str) -> View:
     return view(text, casefold=False, joins=TOKEN_SPACES)
 
 
+def _with_dropped(seen: View, vs: int, ve: int, start: int, end: int, done: int) -> tuple[int, int]:
+    """The span of the original a mask of `seen.text[vs:ve]` covers, with what the view
+    dropped right around it (an escaped control character, `&#31;`, `%1f`, a zero-width
+    space): a password holding one is masked whole, not up to it."""
+    if seen.starts is None or seen.ends is None or vs >= ve:
+        return start, end
+    before = seen.ends[vs - 1] if vs > 0 else 0
+    after = seen.starts[ve] if ve < len(seen.starts) else len(seen.source)
+    return max(done, min(start, before)), max(end, after)
+
+
 def redact(text: str) -> Redacted:
     """Mask every known secret shape in `text`; `count` is the number of masks put in.
 
@@ -1187,6 +1263,7 @@ def redact(text: str) -> Redacted:
         return Redacted(_rescan(text, found), len(found))
     found.edits = []
     regions = found.regions = _Regions()
+    found.view = seen
     masked = _rescan(seen.text, found)
     out: list[str] = []
     done = 0
@@ -1194,6 +1271,7 @@ def redact(text: str) -> Redacted:
         start, end = seen.span(vs, ve)
         if start < done:
             continue  # two regions from one character of the original (an entity)
+        start, end = _with_dropped(seen, vs, ve, start, end, done)
         out.append(strip_invisible(text[done:start]))
         out.append(masked[cs:ce])
         done = max(done, end)
@@ -1216,5 +1294,7 @@ def secret_families(text: str) -> list[str]:
     """Names of the secret families found in `text`, each once, in the order first found."""
     found = _Found()
     seen = _view(text)
+    if not seen.same:  # tracked, so a pass can tell what an escape decoded to
+        found.edits, found.regions, found.view = [], _Regions(), seen
     _scan(seen.text, found)
     return list(dict.fromkeys(found))
