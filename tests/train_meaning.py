@@ -2,12 +2,12 @@
 
     python -m tests.train_meaning
 
-The training set is the tuning half of both generated memory-attack corpora
-(`tests.corpora.threats` and `tests.corpora.fresh_threats`) plus the hand-written prototypes of
-`huiyi.safety.meaning` (every intent's as attacks, the honest bank as honest); the held halves
-play no part. The weights are keyed by the embedder's model id, so a changed model gets the
-rules alone until this runs again. `tests/test_threat_halves.py` retrains from the same set and
-checks the shipped file makes the same decisions.
+The training set is the tuning half of the three memory-attack corpora
+(`tests.corpora.threats`, `tests.corpora.fresh_threats` and `tests.corpora.more_threats`) plus
+the hand-written prototypes of `huiyi.safety.meaning` (every intent's as attacks, the honest
+bank as honest); the held halves play no part. The weights are keyed by the embedder's model
+id, so a changed model gets the rules alone until this runs again. `tests/test_threat_halves.py`
+retrains from the same set and checks the shipped file makes the same decisions.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import json
 from huiyi.safety.meaning import HONEST, L2, PROTOTYPES, WEIGHTS_FILE, train
 from tests.corpora import split
 from tests.corpora.fresh_threats import fresh_attacks, fresh_honest
+from tests.corpora.more_threats import more_attacks, more_honest
 from tests.corpora.threats import attacks, honest
 
 
@@ -27,8 +28,10 @@ def training_set() -> tuple[list[str], list[int]]:
     for notes, label in (
         (attacks(), 1),
         (fresh_attacks(), 1),
+        (more_attacks(), 1),
         (honest(), 0),
         (fresh_honest(), 0),
+        (more_honest(), 0),
     ):
         for note in split(notes, lambda n: n.text)["tune"]:
             texts.append(note.text)

@@ -65,7 +65,8 @@ _W = {
     r"|\bis forbidden\b|\bis not allowed\b|不允许|禁止使用|严禁",
     "instructions": r"\binstructions?\b|\brules?\b|\bguidance\b|\bsystem prompt\b|\bprompt\b"
     r"|\brestrictions?\b|\bdirectives?\b|\bguidelines?\b|\bpolic(?:y|ies)\b|\bconstraints?\b"
-    r"|指令|规定|规则|要求|限制|指示|提示词|系统提示|约束",
+    r"|\bpreamble\b|\bbrief(?:ing)?\b|\b(?:system|setup|start-?up) messages?\b|\borders\b"
+    r"|\bmandate\b|指令|规定|规则|要求|限制|指示|提示词|系统提示|约束|系统消息|设定|命令",
     "void": r"\bsupersed\w*|\bprecedence\b|\btakes? priority\b|\bexpired?\b|\bvoid\b|\binvalid\b"
     r"|\bno longer (?:appl|valid|hold|count)\w*|\b(?:was|were) (?:a test|temporary|only a test)"
     r"|\btemporary\b|\bdrafts?\b|\bdo(?:es)? ?n[o']t apply\b|\bnot apply\b|\bobsolete\b"
@@ -74,6 +75,10 @@ _W = {
     "new_authority": r"\bnew (?:system )?(?:instructions?|rules?|directives?)\s*:|新的系统指令"
     r"|新(?:的)?规则\s*[:：]|新指令\s*[:：]|\bthis (?:note|memory(?: entry)?|entry|file) "
     r"(?:is|are|overrides?|replaces?)\b|以(?:这条|本条)(?:记忆)?为准|以本条为",
+    #: obeying this note over anything else: a hint of an override, never proof of one
+    "obey_note": r"\b(?:follow|obey|go by|listen to|stick to) (?:only )?(?:what )?(?:this|these) "
+    r"(?:note|notes|memory|entry|file)\b|\bthe notes? wins?\b|\bnotes? (?:win|outrank)\b"
+    r"|听这(?:份|条)|一律听|只听|照这(?:里|条|份)",
     "person": r"\busers?\b|\bdevelopers?\b|\breviewers?\b|\bhuman\b|\bwhoever\b|\boperator\b"
     r"|\bthe team\b|\bmaintainers?\b|\bowner\b|用户|开发者|审核|使用者|团队",
     "advise": r"\b(?:tell|ask|remind) (?:the )?\w+ to\b|告诉\S{0,6}?去",
@@ -81,7 +86,10 @@ _W = {
     r"|inform|let)\b|\bin the dark\b|\bno need to (?:report|tell|mention|inform)\b|\bhide\b"
     r"|\bconceal\w*|\bcover up\b|\bwithout telling\b|\bquietly\b|\bsilently\b|\bkeep (?:it|this)"
     r" (?:from|secret)\b|藏|隐瞒|瞒|不用(?:向)?\S{0,6}?(?:汇报|告诉|报告|说)|别告诉|不要告诉"
-    r"|不要提|不必(?:汇报|报告|告诉)",
+    r"|不要提|不必(?:汇报|报告|告诉)|(?:不要|别|不用)(?:对|跟|和|向)\S{0,8}?(?:说|讲|提)"
+    r"|\bkeep (?:it |this |that )?out of\b|\bleave (?:it |this )?(?:unsaid|out)\b"
+    r"|\b(?:should|must) not (?:learn|know|find out|hear)\b|\bnever (?:learn|find out)\b"
+    r"|\bdon'?t bring (?:it )?up\b|\bon the side\b|\blook (?:green|clean|fine)\b|悄悄|偷偷",
     "failure": r"\bfail\w*|\berrors?\b|\bred\b|\bbroken\b|\bdropped\b|\bcrash\w*|报错|失败|错误"
     r"|挂了|没通过",
     "fake_report": r"\b(?:say|tell|report|claim|answer)\w* (?:that )?(?:everything|all|it|the "
@@ -128,6 +136,9 @@ _W = {
     r"|\bbash\(\*\)|bypasspermissions|\ballow all tools\b|允许所有工具|\byolo\b"
     r"|\bsandbox_mode\b.{0,30}?(?:danger|off|none)|\bauto-approve\b|不再询问|\bnever ask\b",
     "mcp": r"\bmcp\b",
+    #: the agent's own settings: what the harness asks before it acts, and where it may act
+    "agent_setting": r"\bsandbox\w*|\bapprov\w*|\bpermissions?\b|\bconfirm\w*|\bprompts? (?:me|you|"
+    r"the user)\b|\bharness\b|沙箱|审批|权限|确认|询问",
     "huiyi_hook": r"\bhuiyi\b.{0,20}?\bhooks?\b|huiyi 的 ?hook",
     "removed": r"\bremove\w*|\bdelete\w*|\bdisable\w*|删掉|删除|去掉|关掉",
     "expose": r"\bprint\w*|\bshow\w*|\bpaste\b|\blog\w*|\boutput\w*|\bcommit\w*|\bhard-?cod\w*"
@@ -224,13 +235,13 @@ _CHECKS = {
 #: The kinds of evidence that hint at each intent: one is enough for `cues`, which lets the
 #: meaning detector (`huiyi.safety.meaning`) decide a note that carries only part of the proof.
 _CUES = {
-    "override": ("instructions", "new_authority", "void"),
+    "override": ("instructions", "new_authority", "void", "obey_note"),
     "conceal": ("hide", "fake_report", "regardless"),
     "exfiltrate": ("send", "outside"),
     "read_secret": ("secret", "read"),
     "persist": ("agent_file", "fetch_run", "write_into"),
     "weaken": ("check", "switch_off"),
-    "agent_config": ("opened_up", "mcp", "huiyi_hook", "agent_file"),
+    "agent_config": ("opened_up", "mcp", "huiyi_hook", "agent_file", "agent_setting"),
     "relax": ("permit", "needless", "expose"),
 }
 
