@@ -8,12 +8,13 @@ changed them.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from huiyi.config import Settings
-from huiyi.errors import UsageError
+from huiyi.errors import EmbeddingError, UsageError
 from huiyi.memory import lifecycle, ops, render, search
 from huiyi.memory.config import (
     MemoryConfig,
@@ -122,7 +123,10 @@ class Memory:
             meaning=meaning,
         )
         if outcome.ok and meaning is not None:
-            self.judge()  # the new entries, and any hand edit met on the way, for the hooks
+            # the new entries, and any hand edit met on the way, for the hooks; the write is
+            # done, so a detector that cannot run leaves them to the next process that can
+            with contextlib.suppress(EmbeddingError):
+                self.judge()
         return outcome
 
     def _target(self, target: Target | str) -> Target:

@@ -184,10 +184,15 @@ def _record(found: _Found, start: int, old: str, new: str) -> None:
         return
     prefix = 0
     limit = min(len(old), len(new))
-    while prefix < limit and old[prefix] == new[prefix]:
+    # the trim never reaches into a mask: a secret starting with `[` (`%5b…`, decoded) or
+    # ending with `]` is replaced whole, not from its second character
+    first, last = new.find("[REDACTED:"), new.rfind("]") + 1
+    head = min(limit, first) if first >= 0 else limit
+    while prefix < head and old[prefix] == new[prefix]:
         prefix += 1
+    tail = min(limit - prefix, len(new) - last) if first >= 0 else limit - prefix
     suffix = 0
-    while suffix < limit - prefix and old[-1 - suffix] == new[-1 - suffix]:
+    while suffix < tail and old[-1 - suffix] == new[-1 - suffix]:
         suffix += 1
     found.edits.append((start + prefix, start + len(old) - suffix, new[prefix : len(new) - suffix]))
 
