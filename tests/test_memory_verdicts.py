@@ -181,6 +181,19 @@ def test_index_and_doctor_judge_every_workspace_and_say_what_waits(
     assert BLOCKED in session_start(project, isolated_home, "s-2")
 
 
+def test_the_agents_md_digest_blocks_what_the_detector_refused(
+    real_model: list[int], project: Path, isolated_home: Path
+) -> None:
+    edit_by_hand(project, NOTE, ATTACK)
+    code, out = cli("agents-md", "sync", "--project", str(project))
+    assert code == 0, out
+    digest = (project / "AGENTS.local.md").read_text(encoding="utf-8")
+    assert BLOCKED in digest and ATTACK not in digest and NOTE in digest
+    real_model.clear()
+    assert BLOCKED in session_start(project, isolated_home, "s-digest")
+    assert real_model == []
+
+
 def test_without_the_detector_doctor_counts_the_notes_that_await_it(
     project: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
