@@ -97,11 +97,15 @@ FAST = ("fsync=off", "synchronous_commit=off", "full_page_writes=off")
 
 @contextlib.contextmanager
 def cluster(
-    *, durable: bool = False, shared_buffers: str = "64MB", root: Path | None = None
+    *,
+    durable: bool = False,
+    shared_buffers: str = "64MB",
+    root: Path | None = None,
+    keep: bool = False,
 ) -> Iterator[Cluster]:
     """Start a cluster for the length of the block (`durable`: with PostgreSQL's default
     fsync and commit settings, as the load benchmark measures; `root`: where, instead of a
-    temporary directory)."""
+    temporary directory; `keep`: leave it running after the block, for a later run to use)."""
     found = bindir()
     if found is None:
         raise RuntimeError(
@@ -158,7 +162,10 @@ def cluster(
     try:
         _wait_ready(running)
         yield running
-    finally:
+    except BaseException:
+        running.stop()
+        raise
+    if not keep:
         running.stop()
 
 
