@@ -294,7 +294,7 @@ def main() -> None:
         )
         base = f"http://127.0.0.1:{port}"
         try:
-            deadline = time.monotonic() + 60
+            deadline = time.monotonic() + 60  # the store was migrated above, by `Hub`
             while True:
                 try:
                     with urllib.request.urlopen(base + "/v1/health", timeout=2):

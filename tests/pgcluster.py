@@ -161,12 +161,14 @@ def cluster(
     running = Cluster(root, process)
     try:
         _wait_ready(running)
-        yield running
     except BaseException:
         running.stop()
         raise
-    if not keep:
-        running.stop()
+    try:
+        yield running
+    finally:
+        if not keep:
+            running.stop()
 
 
 def _wait_ready(running: Cluster) -> None:

@@ -368,6 +368,7 @@ def test_the_migration_lists_the_newest_ids_of_an_existing_store(pg_url: str) ->
         with pool.connection() as conn, conn.transaction():
             conn.execute("DROP TABLE newest_ids")
             conn.execute("DROP FUNCTION huiyi_newest_cap, huiyi_merge_ids")
+            conn.execute("DROP INDEX sessions_by_device")
             conn.execute("DELETE FROM huiyi_migrations WHERE name = 'm003_newest_ids'")
         assert migrate(pg_url) == ["m003_newest_ids"]
         assert _lists(pool) == kept

@@ -245,10 +245,9 @@ class Hub:
             Filter(workspace=workspace, exclude_sessions=frozenset(own), include_subagents=False),
             limit=limit,
         )
+        shown = list(dict.fromkeys(hit.session_id for hit in result.hits))
         with self.pool.connection() as conn:
-            origin = team.origins(conn, [hit.session_id for hit in result.hits])
-            shown = list(dict.fromkeys(hit.session_id for hit in result.hits))
-            team.audit(conn, device.id, workspace, "search", query, shown)
+            origin = team.audited_origins(conn, device.id, workspace, "search", query, shown)
         hits = []
         for hit in result.hits:
             value = hit.as_dict()
@@ -268,8 +267,8 @@ class Hub:
         with self.pool.connection() as conn:
             own = team.sessions_of_device(conn, device.id)
             rows = [r for r in rows if r.session.id not in own][:limit]
-            origin = team.origins(conn, [r.session.id for r in rows])
-            team.audit(conn, device.id, workspace, "list", None, [r.session.id for r in rows])
+            shown = [r.session.id for r in rows]
+            origin = team.audited_origins(conn, device.id, workspace, "list", None, shown)
         return {
             "sessions": [
                 {
@@ -344,8 +343,9 @@ class Hub:
         audited as `where`."""
         session_id = row.session.id
         with self.pool.connection() as conn:
-            origin = team.origins(conn, [session_id]).get(session_id, "")
-            team.audit(conn, device.id, workspace, "read", where, [session_id])
+            origin = team.audited_origins(
+                conn, device.id, workspace, "read", where, [session_id]
+            ).get(session_id, "")
         return {
             "session": session_id,
             "title": redact_text(row.session.title),

@@ -167,7 +167,7 @@ M002_REMOVED = ("ALTER TABLE lex_totals ADD COLUMN removed bigint NOT NULL DEFAU
 
 #: each term's and trigram's newest ids per workspace (`store.pg.lists`), built from the rows
 #: already held: 1,000 ids of a word (the lexical layer's window), 400 of a trigram (the fuzzy
-#: layer's postings)
+#: layer's postings); and the sessions by the device that pushed them
 M003_NEWEST_IDS = (
     """
     CREATE TABLE newest_ids (
@@ -178,6 +178,8 @@ M003_NEWEST_IDS = (
         PRIMARY KEY (term, workspace)
     )
     """,
+    # a search leaves out the asking device's own sessions: found by the index, not a scan
+    "CREATE INDEX sessions_by_device ON sessions (device)",
     """
     CREATE FUNCTION huiyi_newest_cap(term text) RETURNS integer
     LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
