@@ -300,6 +300,15 @@ def test_the_kept_newest_rows_follow_every_write(pg_url: str, use_lists: bool) -
         pool.close()
 
 
+def _held(pool: ConnectionPool, asks: list) -> dict:
+    from huiyi.store.pg import lists
+
+    statement = lists.read(asks)
+    assert statement is not None
+    with pool.connection() as conn:
+        return lists.held(conn.execute(*statement).fetchall())
+
+
 def _lists(pool: ConnectionPool) -> list[tuple[object, ...]]:
     with pool.connection() as conn:
         return conn.execute(
@@ -335,8 +344,7 @@ def test_the_newest_ids_answer_first_lookups_as_the_gin_index_does(pg_url: str) 
                 )
             from huiyi.store.pg import lists
 
-            with pool.connection() as conn:
-                held = lists.read(conn, [(["b:deploy"], "/w/a"), (["g:dep"], None)])
+            held = _held(pool, [(["b:deploy"], "/w/a"), (["g:dep"], None)])
             lists_answer += lists.answer(held, (["b:deploy"], "/w/a"), cap) is not None
             lists_answer += lists.answer(held, (["g:dep"], None), cap) is not None
         # the lists answered the small caps and sent the large ones to the GIN index
@@ -429,5 +437,40 @@ def test_a_tail_past_its_bound_drops_its_oldest_half_not_what_was_read_lately(
         push(4)  # four: the oldest one and a half go
         ask("sha", "dep", "cac")
         assert reads == [2, 1, 2]  # "sha" was read after the rows dropped, the others before
+    finally:
+        pool.close()
+
+
+def test_team_repair_lists_again_what_removals_thinned(pg_url: str) -> None:
+    """After removals a trimmed list holds fewer ids than a lookup asks for and sends it to
+    the GIN index; `huiyi team repair` makes the lists again from the rows, and they answer
+    it (the same rows)."""
+    from click.testing import CliRunner
+
+    from huiyi.cli.root import main
+    from huiyi.store.pg import lists
+
+    history = _history()
+    pool = open_pool(pg_url, max_size=2)
+    try:
+        _small_lists(pool, 5, 4)
+        more = [
+            Batch(history[0].session._replace(id=f"s1-{n}"), history[0].events) for n in range(4)
+        ]
+        with pool.connection() as conn, conn.transaction():
+            Writer(conn).apply(more)
+        with pool.connection() as conn, conn.transaction():
+            assert Writer(conn).remove("s1-3", tombstone=True)
+        ask = (["b:deploy"], "/w/a")
+        assert lists.answer(_held(pool, [ask]), ask, 5) is None
+        result = CliRunner().invoke(
+            main, ["team", "repair", "--database", pg_url], catch_exceptions=False
+        )
+        assert result.exit_code == 0 and "rebuilt" in result.output
+        ids = lists.answer(_held(pool, [ask]), ask, 5)
+        assert ids is not None and len(ids) == 5
+        match = 'body:"deploy" AND scope:"' + scope_token("/w/a") + '"'
+        assert PgIndex(pool).fts_postings([match], cap=5) == [(0, rowid) for rowid in ids]
+        assert _gin(pool).fts_postings([match], cap=5) == [(0, rowid) for rowid in ids]
     finally:
         pool.close()

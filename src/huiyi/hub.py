@@ -186,6 +186,15 @@ class Hub:
         with self.pool.connection() as conn:
             return team.audit_rows(conn, limit=limit)
 
+    def repair_lists(self) -> int:
+        """Make every kept newest-id list again from the rows (`store.pg.lists`), under the
+        writers' lock; the lists made. Lists thinned by many removals answer fewer lookups
+        (the rest read the GIN indexes); made again, they answer as after a load."""
+        with self.pool.connection() as conn, conn.transaction():
+            Writer(conn).rebuild_lists()
+            row = conn.execute("SELECT count(*) FROM newest_ids").fetchone()
+        return int(row[0]) if row else 0
+
     def device(self, token: str) -> Device | None:
         """The live device of a bearer token (None: unknown or revoked)."""
         with self.pool.connection() as conn:

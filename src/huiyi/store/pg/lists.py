@@ -105,20 +105,23 @@ def rows_of_session(*, seqs: bool) -> str:
     return "e.sid = %(sid)s" + (" AND e.seq = ANY(%(seqs)s)" if seqs else "")
 
 
-def read(conn: Any, asks: Sequence[Ask]) -> Lists:
-    """The lists the asks need, in one statement: (term, workspace) -> (ids, floor)."""
+def read(asks: Sequence[Ask]) -> tuple[str, list[Any]] | None:
+    """The statement of the lists the asks need (None: they need none); `held` reads its
+    rows."""
     terms = sorted({term for wanted, _ in asks for term in wanted})
     if not terms:
-        return {}
+        return None
     query, params = _READ, [terms]
     workspaces = {workspace for _, workspace in asks}
     if None not in workspaces:
         query += " AND workspace = ANY(%s)"
         params.append(sorted(w for w in workspaces if w is not None))
-    return {
-        (term, workspace): (list(ids), int(floor))
-        for term, workspace, ids, floor in conn.execute(query, params).fetchall()
-    }
+    return query, params
+
+
+def held(rows: Sequence[tuple[Any, ...]]) -> Lists:
+    """(term, workspace) -> (ids, floor) of the rows of `read`'s statement."""
+    return {(term, where): (list(ids), int(floor)) for term, where, ids, floor in rows}
 
 
 def answer(lists: Lists, ask: Ask, cap: int) -> list[int] | None:

@@ -267,8 +267,8 @@ class PgIndex:
         wanted = [ask for ask in asks if ask is not None]
         if not wanted or not self.use_lists:
             return {}
-        with self._conn() as conn:
-            held = lists.read(conn, wanted)
+        statement = lists.read(wanted)
+        held = lists.held(self._all(*statement)) if statement is not None else {}
         found: dict[int, list[int]] = {}
         for n, ask in enumerate(asks):
             ids = lists.answer(held, ask, cap) if ask is not None else None

@@ -284,6 +284,12 @@ class Writer:
             )
         return sid is not None
 
+    def rebuild_lists(self) -> None:
+        """Every term's newest-id list made again from the rows (`lists.REBUILD`)."""
+        self._serialise()
+        for statement in lists.REBUILD:
+            self.conn.execute(statement)
+
     def save_vectors(self, model: str, rows: Sequence[tuple[int, bytes]]) -> None:
         """Store one float16 vector per event id (events gone meanwhile are skipped)."""
         sids: set[int] = set()
