@@ -46,7 +46,10 @@ WITH fresh AS (
     FROM events e {_TERMS} WHERE {ROWS} GROUP BY t.term, e.workspace
 ), merged AS (
     SELECT f.term, f.workspace, coalesce(k.floor, 0) AS floor, huiyi_newest_cap(f.term) AS cap,
-           huiyi_merge_ids(coalesce(k.ids, '{{}}'::bigint[]), f.ids, coalesce(k.floor, 0)) AS ids
+           CASE WHEN k.ids IS NULL THEN f.ids
+                WHEN f.ids[cardinality(f.ids)] > coalesce(k.ids[1], 0)
+                     AND f.ids[cardinality(f.ids)] >= k.floor THEN f.ids || k.ids
+                ELSE huiyi_merge_ids(k.ids, f.ids, k.floor) END AS ids
     FROM fresh f LEFT JOIN newest_ids k ON k.term = f.term AND k.workspace = f.workspace
 )
 INSERT INTO newest_ids (term, workspace, ids, floor)
