@@ -474,3 +474,22 @@ def test_team_repair_lists_again_what_removals_thinned(pg_url: str) -> None:
         assert _gin(pool).fts_postings([match], cap=5) == [(0, rowid) for rowid in ids]
     finally:
         pool.close()
+
+
+def test_a_time_limit_cancels_the_statement_and_leaves_the_connection_without_one(
+    pg_url: str,
+) -> None:
+    """A statement under a time limit is sent with its `statement_timeout` in one round trip;
+    cancelled or not, the connection goes back to the pool with no limit left on it."""
+    pool = open_pool(pg_url, min_size=1, max_size=1)
+    try:
+        index = PgIndex(pool)
+        with index.time_limit(5.0):
+            assert index._all("SELECT 1") == [(1,)]
+        assert index._all("SHOW statement_timeout") == [("0",)]
+        with pytest.raises(psycopg.errors.QueryCanceled), index.time_limit(0.05):
+            index._all("SELECT pg_sleep(5)")
+        assert index._all("SHOW statement_timeout") == [("0",)]
+        assert index._all("SELECT 2") == [(2,)]
+    finally:
+        pool.close()

@@ -28,6 +28,7 @@ from huiyi.errors import NotFoundError, UsageError
 from huiyi.model import Event, Kind, Surface, kinds_to_read
 from huiyi.safety.exit import redact
 from huiyi.safety.privacy import is_private_title
+from huiyi.safety.redact import redact_kept
 from huiyi.search.engine import Filter, search
 from huiyi.store.batch import Batch, EventRecord, SessionRecord
 from huiyi.store.pg import team
@@ -70,6 +71,12 @@ def _optional(obj: Mapping[str, Any], key: str, kind: type, where: str) -> Any:
 
 def redact_text(text: str) -> str:
     return redact(text).text
+
+
+def redact_shown(text: str) -> str:
+    """A text on its way out (a snippet, a title, an event read): redacted again although it
+    was redacted when pushed, with the answers for recent texts remembered (`redact_kept`)."""
+    return redact_kept(text).text
 
 
 def _text(value: str, where: str) -> str:
@@ -260,8 +267,8 @@ class Hub:
         hits = []
         for hit in result.hits:
             value = hit.as_dict()
-            value["snippet"] = redact_text(hit.snippet)
-            value["title"] = redact_text(hit.title)
+            value["snippet"] = redact_shown(hit.snippet)
+            value["title"] = redact_shown(hit.title)
             value["origin"] = origin.get(hit.session_id, "")
             hits.append(value)
         return {"hits": hits, "layers": result.layers, "declined": result.declined}
@@ -282,7 +289,7 @@ class Hub:
             "sessions": [
                 {
                     "session": r.session.id,
-                    "title": redact_text(r.session.title),
+                    "title": redact_shown(r.session.title),
                     "updated": r.session.updated,
                     "events": r.session.event_count,
                     "origin": origin.get(r.session.id, ""),
@@ -357,10 +364,10 @@ class Hub:
             ).get(session_id, "")
         return {
             "session": session_id,
-            "title": redact_text(row.session.title),
+            "title": redact_shown(row.session.title),
             "origin": origin,
             "events": [
-                {"seq": e.seq, "time": e.time, "kind": str(e.kind), "text": redact_text(e.text)}
+                {"seq": e.seq, "time": e.time, "kind": str(e.kind), "text": redact_shown(e.text)}
                 for e in events
             ],
         }
