@@ -237,13 +237,18 @@ def _gin(pool: ConnectionPool) -> PgIndex:
     return index
 
 
-def _small_lists(pool: ConnectionPool, words: int, grams: int) -> None:
-    """Lists of a few ids each in this test's database, so that a small history trims them."""
+def _small_lists(pool: ConnectionPool, words: int, grams: int, head: int = 2) -> None:
+    """Lists of a few ids each in this test's database, with a head of `head`, so that a small
+    history trims them and fills their heads."""
     with pool.connection() as conn:
         conn.execute(
             "CREATE OR REPLACE FUNCTION huiyi_newest_cap(term text) RETURNS integer "
             "LANGUAGE sql IMMUTABLE STRICT AS "
             f"$$ SELECT CASE WHEN starts_with(term, 'g:') THEN {grams} ELSE {words} END $$"
+        )
+        conn.execute(
+            "CREATE OR REPLACE FUNCTION huiyi_newest_head() RETURNS integer "
+            f"LANGUAGE sql IMMUTABLE AS $$ SELECT {head} $$"
         )
         conn.commit()
 
@@ -312,7 +317,7 @@ def _held(pool: ConnectionPool, asks: list) -> dict:
 def _lists(pool: ConnectionPool) -> list[tuple[object, ...]]:
     with pool.connection() as conn:
         return conn.execute(
-            "SELECT term, workspace, ids, floor FROM newest_ids ORDER BY term, workspace"
+            "SELECT term, workspace, head || ids, floor FROM newest_ids ORDER BY term, workspace"
         ).fetchall()
 
 
@@ -351,6 +356,9 @@ def test_the_newest_ids_answer_first_lookups_as_the_gin_index_does(pg_url: str) 
         assert 0 < lists_answer < 12
         floors = {row[3] for row in _lists(pool)}
         assert 0 in floors and len(floors) > 1  # some lists were trimmed, some hold every row
+        with pool.connection() as conn:
+            heads = conn.execute("SELECT count(*) FROM newest_ids WHERE head <> '{}'").fetchone()
+        assert heads and heads[0] > 0  # and some hold their newest ids in their heads
         with pool.connection() as conn, conn.transaction():
             assert Writer(conn).remove("s1-1", tombstone=True)
         for cap in (1, 3, 5, 50):
@@ -375,7 +383,7 @@ def test_the_migration_lists_the_newest_ids_of_an_existing_store(pg_url: str) ->
         assert len(kept) > 100
         with pool.connection() as conn, conn.transaction():
             conn.execute("DROP TABLE newest_ids")
-            conn.execute("DROP FUNCTION huiyi_newest_cap, huiyi_merge_ids")
+            conn.execute("DROP FUNCTION huiyi_newest_cap, huiyi_newest_head, huiyi_merge_ids")
             conn.execute("DROP INDEX sessions_by_device")
             conn.execute("DELETE FROM huiyi_migrations WHERE name = 'm003_newest_ids'")
         assert migrate(pg_url) == ["m003_newest_ids"]

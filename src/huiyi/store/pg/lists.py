@@ -6,7 +6,9 @@ events 10-40 ms for a common trigram, up to 24 of them a search). The table `new
 (migration m003) holds instead, per term (`b:` a body token, `w:` a compound, `g:` a trigram:
 the keys of `term_df`, and the trigrams) and workspace, the newest ids first, and a *floor*:
 every row of that workspace holding the term with an id at or above the floor is in the list
-(0: every such row is). So a lookup reads one short row by the primary key.
+(0: every such row is). So a lookup reads one short row by the primary key. The ids are kept
+in two arrays, `head` (the newest few, rewritten by each write) and `ids` (the rest, rewritten
+only when the head is full), newest first: the list is `head || ids`.
 
 Writes keep the lists so in their own transaction (`writes.Writer`, under its `lex_totals`
 lock, so no two writers merge into one list at once):
@@ -39,23 +41,40 @@ _TERMS = (
     "UNION ALL SELECT 'g:' || g FROM unnest(e.grams) AS g) AS t(term)"
 )
 
-#: the rows of `{rows}` (a condition on `events e`) merged into their lists, each trimmed
+#: the rows of `{rows}` (a condition on `events e`) merged into their lists. Ids newer than
+#: every kept one go into the list's short `head` while it holds at most `huiyi_newest_head()`
+#: of them: an update that leaves `ids` as it was keeps its stored value (a list of a
+#: thousand ids is 8 kB kept apart, and writing every list a push touches anew, some 5,600 for
+#: 200 events, left a gigabyte of dead versions a minute). Otherwise the head, the kept ids and
+#: the new ones are merged into `ids`, trimmed to the newest `huiyi_newest_cap(term)`.
 _LIST = f"""
 WITH fresh AS (
     SELECT t.term, e.workspace, array_agg(e.id ORDER BY e.id DESC) AS ids
     FROM events e {_TERMS} WHERE {ROWS} GROUP BY t.term, e.workspace
+), headed AS (
+    UPDATE newest_ids k SET head = f.ids || k.head FROM fresh f
+    WHERE k.term = f.term AND k.workspace = f.workspace
+      AND f.ids[cardinality(f.ids)] > greatest(coalesce(k.head[1], 0), coalesce(k.ids[1], 0))
+      AND f.ids[cardinality(f.ids)] >= k.floor
+      AND cardinality(k.head) + cardinality(f.ids) <= huiyi_newest_head()
+    RETURNING k.term, k.workspace
 ), merged AS (
     SELECT f.term, f.workspace, coalesce(k.floor, 0) AS floor, huiyi_newest_cap(f.term) AS cap,
            CASE WHEN k.ids IS NULL THEN f.ids
-                WHEN f.ids[cardinality(f.ids)] > coalesce(k.ids[1], 0)
-                     AND f.ids[cardinality(f.ids)] >= k.floor THEN f.ids || k.ids
-                ELSE huiyi_merge_ids(k.ids, f.ids, k.floor) END AS ids
+                WHEN f.ids[cardinality(f.ids)] > coalesce(k.head[1], k.ids[1], 0)
+                     AND f.ids[cardinality(f.ids)] >= k.floor THEN f.ids || k.head || k.ids
+                ELSE huiyi_merge_ids(k.head || k.ids, f.ids, k.floor) END AS ids
     FROM fresh f LEFT JOIN newest_ids k ON k.term = f.term AND k.workspace = f.workspace
+    WHERE NOT EXISTS (
+        SELECT 1 FROM headed h WHERE h.term = f.term AND h.workspace = f.workspace
+    )
 )
-INSERT INTO newest_ids (term, workspace, ids, floor)
-SELECT term, workspace, ids[1:cap], CASE WHEN cardinality(ids) > cap THEN ids[cap] ELSE floor END
+INSERT INTO newest_ids (term, workspace, head, ids, floor)
+SELECT term, workspace, '{{}}', ids[1:cap],
+       CASE WHEN cardinality(ids) > cap THEN ids[cap] ELSE floor END
 FROM merged ORDER BY term, workspace
-ON CONFLICT (term, workspace) DO UPDATE SET ids = excluded.ids, floor = excluded.floor
+ON CONFLICT (term, workspace) DO UPDATE
+SET head = excluded.head, ids = excluded.ids, floor = excluded.floor
 """
 
 #: the rows of `{rows}` taken out of their lists (before they go or change workspace)
@@ -64,10 +83,11 @@ WITH gone AS (
     SELECT t.term, e.workspace, array_agg(e.id) AS ids
     FROM events e {_TERMS} WHERE {ROWS} GROUP BY t.term, e.workspace
 )
-UPDATE newest_ids k SET ids = ARRAY(
-    SELECT x FROM unnest(k.ids) AS x WHERE x <> ALL (g.ids) ORDER BY x DESC
-)
-FROM gone g WHERE k.term = g.term AND k.workspace = g.workspace AND k.ids && g.ids
+UPDATE newest_ids k SET
+    head = ARRAY(SELECT x FROM unnest(k.head) AS x WHERE x <> ALL (g.ids) ORDER BY x DESC),
+    ids = ARRAY(SELECT x FROM unnest(k.ids) AS x WHERE x <> ALL (g.ids) ORDER BY x DESC)
+FROM gone g
+WHERE k.term = g.term AND k.workspace = g.workspace AND (k.ids && g.ids OR k.head && g.ids)
 """
 
 #: every list made again from the rows
@@ -85,7 +105,7 @@ REBUILD = (
 )
 
 #: the lists of some terms, in some workspaces or in all (`read`)
-_READ = "SELECT term, workspace, ids, floor FROM newest_ids WHERE term = ANY(%s)"
+_READ = "SELECT term, workspace, head || ids, floor FROM newest_ids WHERE term = ANY(%s)"
 
 #: (terms OR-ed, workspace or None for every one)
 Ask = tuple[Sequence[str], str | None]

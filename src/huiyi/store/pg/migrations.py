@@ -167,19 +167,20 @@ M002_REMOVED = ("ALTER TABLE lex_totals ADD COLUMN removed bigint NOT NULL DEFAU
 
 #: each term's and trigram's newest ids per workspace (`store.pg.lists`), built from the rows
 #: already held: 1,000 ids of a word (the lexical layer's window), 400 of a trigram (the fuzzy
-#: layer's postings); and the sessions by the device that pushed them
+#: layer's postings), the newest up to 128 of them in a short head; and the sessions by the
+#: device that pushed them
 M003_NEWEST_IDS = (
     """
     CREATE TABLE newest_ids (
         term text NOT NULL,
         workspace text NOT NULL,
+        head bigint[] NOT NULL DEFAULT '{}',
         ids bigint[] NOT NULL,
         floor bigint NOT NULL DEFAULT 0,
         PRIMARY KEY (term, workspace)
     )
     """,
-    # kept apart and uncompressed: a push rewrites thousands of lists, and compressing each
-    # again cost two thirds of the push
+    # kept apart and uncompressed: compressing the lists a push rewrites cost two thirds of it
     "ALTER TABLE newest_ids ALTER ids SET STORAGE EXTERNAL",
     # a search leaves out the asking device's own sessions: found by the index, not a scan
     "CREATE INDEX sessions_by_device ON sessions (device)",
@@ -187,6 +188,10 @@ M003_NEWEST_IDS = (
     CREATE FUNCTION huiyi_newest_cap(term text) RETURNS integer
     LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
     AS $$ SELECT CASE WHEN starts_with(term, 'g:') THEN 400 ELSE 1000 END $$
+    """,
+    """
+    CREATE FUNCTION huiyi_newest_head() RETURNS integer
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 128 $$
     """,
     """
     CREATE FUNCTION huiyi_merge_ids(kept bigint[], fresh bigint[], floor bigint)
