@@ -198,9 +198,7 @@ class Hub:
         writers' lock; the lists made. Lists thinned by many removals answer fewer lookups
         (the rest read the GIN indexes); made again, they answer as after a load."""
         with self.pool.connection() as conn, conn.transaction():
-            Writer(conn).rebuild_lists()
-            row = conn.execute("SELECT count(*) FROM newest_ids").fetchone()
-        return int(row[0]) if row else 0
+            return Writer(conn).rebuild_lists()
 
     def device(self, token: str) -> Device | None:
         """The live device of a bearer token (None: unknown or revoked)."""

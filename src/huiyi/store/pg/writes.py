@@ -284,11 +284,13 @@ class Writer:
             )
         return sid is not None
 
-    def rebuild_lists(self) -> None:
-        """Every term's newest-id list made again from the rows (`lists.REBUILD`)."""
+    def rebuild_lists(self) -> int:
+        """Every term's newest-id list made again from the rows (`lists.REBUILD`); how many."""
         self._serialise()
         for statement in lists.REBUILD:
             self.conn.execute(statement)
+        row = self.conn.execute("SELECT count(*) FROM newest_ids").fetchone()
+        return int(row[0]) if row else 0
 
     def save_vectors(self, model: str, rows: Sequence[tuple[int, bytes]]) -> None:
         """Store one float16 vector per event id (events gone meanwhile are skipped)."""
