@@ -216,6 +216,13 @@ def main() -> None:
         help="a store already loaded with this script's history (its conninfo): skip the "
         "cluster and the load, and measure the load against it",
     )
+    parser.add_argument(
+        "--keep",
+        metavar="DIR",
+        type=Path,
+        help="make the cluster under DIR and leave it running with the loaded store after the "
+        "run (its conninfo and postmaster pid are printed, for `--database` later)",
+    )
     parser.add_argument("--json", action="store_true", help="print the numbers as JSON")
     args = parser.parse_args()
 
@@ -232,8 +239,18 @@ def main() -> None:
             url = args.database
             hub = Hub(url, pool_size=2)
         else:
-            running = stack.enter_context(cluster(durable=True, shared_buffers=args.shared_buffers))
+            running = stack.enter_context(
+                cluster(
+                    durable=True,
+                    shared_buffers=args.shared_buffers,
+                    root=args.keep,
+                    keep=args.keep is not None,
+                )
+            )
             url = running.new_database()
+            if args.keep is not None:
+                numbers["kept"] = {"database": url, "postmaster": running.pid()}
+                print(f"kept: {url} (postmaster {running.pid()})", file=sys.stderr, flush=True)
             hub = Hub(url, pool_size=2)
             started = time.perf_counter()
             with multiprocessing.Pool(2) as pool:
@@ -277,7 +294,7 @@ def main() -> None:
         )
         base = f"http://127.0.0.1:{port}"
         try:
-            deadline = time.monotonic() + 60
+            deadline = time.monotonic() + 60  # the store was migrated above, by `Hub`
             while True:
                 try:
                     with urllib.request.urlopen(base + "/v1/health", timeout=2):

@@ -97,11 +97,15 @@ FAST = ("fsync=off", "synchronous_commit=off", "full_page_writes=off")
 
 @contextlib.contextmanager
 def cluster(
-    *, durable: bool = False, shared_buffers: str = "64MB", root: Path | None = None
+    *,
+    durable: bool = False,
+    shared_buffers: str = "64MB",
+    root: Path | None = None,
+    keep: bool = False,
 ) -> Iterator[Cluster]:
     """Start a cluster for the length of the block (`durable`: with PostgreSQL's default
     fsync and commit settings, as the load benchmark measures; `root`: where, instead of a
-    temporary directory)."""
+    temporary directory; `keep`: leave it running after the block, for a later run to use)."""
     found = bindir()
     if found is None:
         raise RuntimeError(
@@ -157,9 +161,14 @@ def cluster(
     running = Cluster(root, process)
     try:
         _wait_ready(running)
+    except BaseException:
+        running.stop()
+        raise
+    try:
         yield running
     finally:
-        running.stop()
+        if not keep:
+            running.stop()
 
 
 def _wait_ready(running: Cluster) -> None:

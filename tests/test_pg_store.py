@@ -230,24 +230,51 @@ _WORDS = [
 ]
 
 
-def test_the_kept_newest_rows_follow_every_write(pg_url: str) -> None:
-    """A server keeps each trigram's and word's newest rows between searches
-    (`store.pg.newest`); after pushes, a removal, a workspace move and a re-push, a warm index
-    answers what a fresh one reads from the database."""
+def _gin(pool: ConnectionPool) -> PgIndex:
+    """An index that reads every newest-rows lookup from the GIN indexes (no kept lists)."""
+    index = PgIndex(pool)
+    index.use_lists = False
+    return index
+
+
+def _small_lists(pool: ConnectionPool, words: int, grams: int, head: int = 2) -> None:
+    """Lists of a few ids each in this test's database, with a head of `head`, so that a small
+    history trims them and fills their heads."""
+    with pool.connection() as conn:
+        conn.execute(
+            "CREATE OR REPLACE FUNCTION huiyi_newest_cap(term text) RETURNS integer "
+            "LANGUAGE sql IMMUTABLE STRICT AS "
+            f"$$ SELECT CASE WHEN starts_with(term, 'g:') THEN {grams} ELSE {words} END $$"
+        )
+        conn.execute(
+            "CREATE OR REPLACE FUNCTION huiyi_newest_head() RETURNS integer "
+            f"LANGUAGE sql IMMUTABLE AS $$ SELECT {head} $$"
+        )
+        conn.commit()
+
+
+@pytest.mark.parametrize("use_lists", [False, True], ids=["in-process", "lists"])
+def test_the_kept_newest_rows_follow_every_write(pg_url: str, use_lists: bool) -> None:
+    """A server keeps each trigram's and word's newest rows between searches, in its process
+    (`store.pg.newest`) and in the database (`store.pg.lists`, here trimmed to 5 ids of a word
+    and 4 of a trigram); after pushes, a removal, a workspace move and a re-push, a warm index
+    answers what a fresh one reads from the GIN indexes."""
     history = _history()
     pool = open_pool(pg_url, max_size=4)
     try:
+        _small_lists(pool, 5, 4)
         with pool.connection() as conn, conn.transaction():
             Writer(conn).apply(history[:2])
         warm = PgIndex(pool)
+        warm.use_lists = use_lists
         asks = _trigram_asks(warm)
 
         def same(cap: int) -> list[tuple[int, int]]:
             words = warm.fts_postings(_WORDS, cap=cap)
-            assert words == PgIndex(pool).fts_postings(_WORDS, cap=cap)
+            assert words == _gin(pool).fts_postings(_WORDS, cap=cap)
             assert len({n for n, _ in words}) == len(_WORDS)
             mine = warm.fuzzy_postings(asks, cap=cap)
-            assert mine == PgIndex(pool).fuzzy_postings(asks, cap=cap)
+            assert mine == _gin(pool).fuzzy_postings(asks, cap=cap)
             return mine + words
 
         first = same(3)
@@ -274,5 +301,203 @@ def test_the_kept_newest_rows_follow_every_write(pg_url: str) -> None:
             Writer(conn).apply([more[0]])  # the same events again: old rows out, new ones in
         same(3)
         same(50)
+    finally:
+        pool.close()
+
+
+def _held(pool: ConnectionPool, asks: list) -> dict:
+    from huiyi.store.pg import lists
+
+    statement = lists.read(asks)
+    assert statement is not None
+    with pool.connection() as conn:
+        return lists.held(conn.execute(*statement).fetchall())
+
+
+def _lists(pool: ConnectionPool) -> list[tuple[object, ...]]:
+    with pool.connection() as conn:
+        return conn.execute(
+            "SELECT term, workspace, head || ids, floor FROM newest_ids ORDER BY term, workspace"
+        ).fetchall()
+
+
+def test_the_newest_ids_answer_first_lookups_as_the_gin_index_does(pg_url: str) -> None:
+    """A word's or trigram's first lookup is answered from its kept list when the list holds
+    enough ids above its floor, and from the GIN index when it does not (a cap above the
+    list's length, a list thinned by a removal): the same rows either way."""
+    history = _history()
+    pool = open_pool(pg_url, max_size=4)
+    try:
+        _small_lists(pool, 5, 4)
+        more = [
+            Batch(b.session._replace(id=f"{b.session.id}-{n}"), b.events)
+            for n in range(3)
+            for b in history
+        ]
+        with pool.connection() as conn, conn.transaction():
+            Writer(conn).apply([*history, *more])
+        index = PgIndex(pool)
+        asks = _trigram_asks(index)
+        words = [*_WORDS, 'whole:"make_ship"', '(body:"shard" OR whole:"shard")']
+        lists_answer = 0
+        for cap in (1, 3, 4, 5, 6, 50):
+            for read in range(2):
+                fresh = index if read else PgIndex(pool)
+                assert fresh.fts_postings(words, cap=cap) == _gin(pool).fts_postings(words, cap=cap)
+                assert fresh.fuzzy_postings(asks, cap=cap) == _gin(pool).fuzzy_postings(
+                    asks, cap=cap
+                )
+            from huiyi.store.pg import lists
+
+            held = _held(pool, [(["b:deploy"], "/w/a"), (["g:dep"], None)])
+            lists_answer += lists.answer(held, (["b:deploy"], "/w/a"), cap) is not None
+            lists_answer += lists.answer(held, (["g:dep"], None), cap) is not None
+        # the lists answered the small caps and sent the large ones to the GIN index
+        assert 0 < lists_answer < 12
+        floors = {row[3] for row in _lists(pool)}
+        assert 0 in floors and len(floors) > 1  # some lists were trimmed, some hold every row
+        with pool.connection() as conn:
+            heads = conn.execute("SELECT count(*) FROM newest_ids WHERE head <> '{}'").fetchone()
+        assert heads and heads[0] > 0  # and some hold their newest ids in their heads
+        with pool.connection() as conn, conn.transaction():
+            assert Writer(conn).remove("s1-1", tombstone=True)
+        for cap in (1, 3, 5, 50):
+            assert PgIndex(pool).fts_postings(words, cap=cap) == _gin(pool).fts_postings(
+                words, cap=cap
+            )
+            assert PgIndex(pool).fuzzy_postings(asks, cap=cap) == _gin(pool).fuzzy_postings(
+                asks, cap=cap
+            )
+    finally:
+        pool.close()
+
+
+def test_the_migration_lists_the_newest_ids_of_an_existing_store(pg_url: str) -> None:
+    """A store written before the lists existed gets them from its rows when it migrates: the
+    lists the pushes kept, trimmed and all."""
+    pool = open_pool(pg_url, max_size=2)
+    try:
+        with pool.connection() as conn, conn.transaction():
+            Writer(conn).apply(_history())
+        kept = _lists(pool)
+        assert len(kept) > 100
+        with pool.connection() as conn, conn.transaction():
+            conn.execute("DROP TABLE newest_ids")
+            conn.execute("DROP FUNCTION huiyi_newest_cap, huiyi_newest_head, huiyi_merge_ids")
+            conn.execute("DROP INDEX sessions_by_device")
+            conn.execute("DELETE FROM huiyi_migrations WHERE name = 'm003_newest_ids'")
+        assert migrate(pg_url) == ["m003_newest_ids"]
+        assert _lists(pool) == kept
+    finally:
+        pool.close()
+
+
+def test_a_tail_past_its_bound_drops_its_oldest_half_not_what_was_read_lately(
+    pg_url: str,
+) -> None:
+    """The in-process newest rows of each trigram (`newest.NewestGrams`) hold the rows
+    written since they were read in a tail of bounded length. Past the bound its oldest half
+    goes: what was read before that half is read again, what was read since is still answered
+    from memory, and every answer is what the GIN index gives."""
+    from huiyi.search.fuzzy import _quote
+    from huiyi.store.pg.match import compile_trigrams
+    from huiyi.store.pg.newest import NewestGrams
+
+    history = _history()
+    pool = open_pool(pg_url, max_size=4)
+    try:
+        with pool.connection() as conn, conn.transaction():
+            Writer(conn).apply(history[:2])
+            row = conn.execute(
+                "SELECT count(*) FROM events e JOIN sessions s ON s.sid = e.sid "
+                "WHERE s.id = 's1' AND e.grams IS NOT NULL"
+            ).fetchone()
+        per_push = int(row[0]) if row else 0
+        assert per_push > 2
+        index = _gin(pool)
+        kept = NewestGrams(tail_rows=3 * per_push)
+        reads: list[int] = []
+
+        def read(asked: Sequence[tuple[list[str], str | None]], cap: int) -> object:
+            reads.append(len(asked))
+            return index._read_newest_grams(asked, cap)
+
+        def ask(*words: str) -> None:
+            asked = [(compile_trigrams(_quote(w), frozenset())[0], None) for w in words]
+            with pool.connection() as conn:
+                kept.sync(conn)
+            found = kept.newest(asked, 3, read)  # type: ignore[arg-type]
+            assert found == index.fuzzy_postings([_quote(w) for w in words], cap=3)
+            assert len({n for n, _ in found}) == len(words)
+
+        def push(n: int) -> None:
+            again = Batch(history[0].session._replace(id=f"p{n}"), history[0].events)
+            with pool.connection() as conn, conn.transaction():
+                Writer(conn).apply([again])
+
+        ask("dep", "cac")
+        push(1)
+        push(2)
+        ask("sha")  # read as of the second push
+        push(3)
+        ask("dep")  # the tail holds three pushes: from memory
+        assert reads == [2, 1]
+        push(4)  # four: the oldest one and a half go
+        ask("sha", "dep", "cac")
+        assert reads == [2, 1, 2]  # "sha" was read after the rows dropped, the others before
+    finally:
+        pool.close()
+
+
+def test_team_repair_lists_again_what_removals_thinned(pg_url: str) -> None:
+    """After removals a trimmed list holds fewer ids than a lookup asks for and sends it to
+    the GIN index; `huiyi team repair` makes the lists again from the rows, and they answer
+    it (the same rows)."""
+    from click.testing import CliRunner
+
+    from huiyi.cli.root import main
+    from huiyi.store.pg import lists
+
+    history = _history()
+    pool = open_pool(pg_url, max_size=2)
+    try:
+        _small_lists(pool, 5, 4)
+        more = [
+            Batch(history[0].session._replace(id=f"s1-{n}"), history[0].events) for n in range(4)
+        ]
+        with pool.connection() as conn, conn.transaction():
+            Writer(conn).apply(more)
+        with pool.connection() as conn, conn.transaction():
+            assert Writer(conn).remove("s1-3", tombstone=True)
+        ask = (["b:deploy"], "/w/a")
+        assert lists.answer(_held(pool, [ask]), ask, 5) is None
+        result = CliRunner().invoke(
+            main, ["team", "repair", "--database", pg_url], catch_exceptions=False
+        )
+        assert result.exit_code == 0 and "rebuilt" in result.output
+        ids = lists.answer(_held(pool, [ask]), ask, 5)
+        assert ids is not None and len(ids) == 5
+        match = 'body:"deploy" AND scope:"' + scope_token("/w/a") + '"'
+        assert PgIndex(pool).fts_postings([match], cap=5) == [(0, rowid) for rowid in ids]
+        assert _gin(pool).fts_postings([match], cap=5) == [(0, rowid) for rowid in ids]
+    finally:
+        pool.close()
+
+
+def test_a_time_limit_cancels_the_statement_and_leaves_the_connection_without_one(
+    pg_url: str,
+) -> None:
+    """A statement under a time limit is sent with its `statement_timeout` in one round trip;
+    cancelled or not, the connection goes back to the pool with no limit left on it."""
+    pool = open_pool(pg_url, min_size=1, max_size=1)
+    try:
+        index = PgIndex(pool)
+        with index.time_limit(5.0):
+            assert index._all("SELECT 1") == [(1,)]
+        assert index._all("SHOW statement_timeout") == [("0",)]
+        with pytest.raises(psycopg.errors.QueryCanceled), index.time_limit(0.05):
+            index._all("SELECT pg_sleep(5)")
+        assert index._all("SHOW statement_timeout") == [("0",)]
+        assert index._all("SELECT 2") == [(2,)]
     finally:
         pool.close()

@@ -11,7 +11,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from huiyi.safety.redact import MAX_FIELD_CHARS, Redacted, redact, redact_many, secret_families
+from huiyi.safety.redact import (
+    KEPT_CHARS,
+    MAX_FIELD_CHARS,
+    Redacted,
+    redact,
+    redact_kept,
+    redact_many,
+    secret_families,
+)
 
 # A realistic fake per family: (family, secret text). The secret is shown in a sentence and
 # must disappear whole.
@@ -159,6 +167,16 @@ def test_each_family_is_masked_and_the_sentence_survives(family: str, secret: st
     result = redact(f"部署前 set the key {secret} then restart 服务")
     assert result == Redacted(f"部署前 set the key [REDACTED:{family}] then restart 服务", 1)
     assert secret_families(secret) == [family]
+
+
+@pytest.mark.parametrize(("family", "secret"), FAMILIES)
+def test_a_remembered_redaction_masks_as_redact_does_every_time(family: str, secret: str) -> None:
+    text = f"部署前 set the key {secret} then restart 服务"
+    expected = Redacted(f"部署前 set the key [REDACTED:{family}] then restart 服务", 1)
+    assert redact_kept(text) == expected
+    assert redact_kept(text) == expected  # the second time from memory, the same
+    long = text + " x" * KEPT_CHARS  # too long to keep: redacted afresh, just as well
+    assert redact_kept(long) == redact(long) and redact_kept(long).count == 1
 
 
 #: Shapes that got through before (issue 13): (text, the secret in it, its family).

@@ -28,6 +28,7 @@ from huiyi.errors import NotFoundError, UsageError
 from huiyi.model import Event, Kind, Surface, kinds_to_read
 from huiyi.safety.exit import redact
 from huiyi.safety.privacy import is_private_title
+from huiyi.safety.redact import redact_kept
 from huiyi.search.engine import Filter, search
 from huiyi.store.batch import Batch, EventRecord, SessionRecord
 from huiyi.store.pg import team
@@ -70,6 +71,12 @@ def _optional(obj: Mapping[str, Any], key: str, kind: type, where: str) -> Any:
 
 def redact_text(text: str) -> str:
     return redact(text).text
+
+
+def redact_shown(text: str) -> str:
+    """A text on its way out (a snippet, a title, an event read): redacted again although it
+    was redacted when pushed, with the answers for recent texts remembered (`redact_kept`)."""
+    return redact_kept(text).text
 
 
 def _text(value: str, where: str) -> str:
@@ -186,6 +193,13 @@ class Hub:
         with self.pool.connection() as conn:
             return team.audit_rows(conn, limit=limit)
 
+    def repair_lists(self) -> int:
+        """Make every kept newest-id list again from the rows (`store.pg.lists`), under the
+        writers' lock; the lists made. Lists thinned by many removals answer fewer lookups
+        (the rest read the GIN indexes); made again, they answer as after a load."""
+        with self.pool.connection() as conn, conn.transaction():
+            return Writer(conn).rebuild_lists()
+
     def device(self, token: str) -> Device | None:
         """The live device of a bearer token (None: unknown or revoked)."""
         with self.pool.connection() as conn:
@@ -245,15 +259,14 @@ class Hub:
             Filter(workspace=workspace, exclude_sessions=frozenset(own), include_subagents=False),
             limit=limit,
         )
+        shown = list(dict.fromkeys(hit.session_id for hit in result.hits))
         with self.pool.connection() as conn:
-            origin = team.origins(conn, [hit.session_id for hit in result.hits])
-            shown = list(dict.fromkeys(hit.session_id for hit in result.hits))
-            team.audit(conn, device.id, workspace, "search", query, shown)
+            origin = team.audited_origins(conn, device.id, workspace, "search", query, shown)
         hits = []
         for hit in result.hits:
             value = hit.as_dict()
-            value["snippet"] = redact_text(hit.snippet)
-            value["title"] = redact_text(hit.title)
+            value["snippet"] = redact_shown(hit.snippet)
+            value["title"] = redact_shown(hit.title)
             value["origin"] = origin.get(hit.session_id, "")
             hits.append(value)
         return {"hits": hits, "layers": result.layers, "declined": result.declined}
@@ -268,13 +281,13 @@ class Hub:
         with self.pool.connection() as conn:
             own = team.sessions_of_device(conn, device.id)
             rows = [r for r in rows if r.session.id not in own][:limit]
-            origin = team.origins(conn, [r.session.id for r in rows])
-            team.audit(conn, device.id, workspace, "list", None, [r.session.id for r in rows])
+            shown = [r.session.id for r in rows]
+            origin = team.audited_origins(conn, device.id, workspace, "list", None, shown)
         return {
             "sessions": [
                 {
                     "session": r.session.id,
-                    "title": redact_text(r.session.title),
+                    "title": redact_shown(r.session.title),
                     "updated": r.session.updated,
                     "events": r.session.event_count,
                     "origin": origin.get(r.session.id, ""),
@@ -344,14 +357,15 @@ class Hub:
         audited as `where`."""
         session_id = row.session.id
         with self.pool.connection() as conn:
-            origin = team.origins(conn, [session_id]).get(session_id, "")
-            team.audit(conn, device.id, workspace, "read", where, [session_id])
+            origin = team.audited_origins(
+                conn, device.id, workspace, "read", where, [session_id]
+            ).get(session_id, "")
         return {
             "session": session_id,
-            "title": redact_text(row.session.title),
+            "title": redact_shown(row.session.title),
             "origin": origin,
             "events": [
-                {"seq": e.seq, "time": e.time, "kind": str(e.kind), "text": redact_text(e.text)}
+                {"seq": e.seq, "time": e.time, "kind": str(e.kind), "text": redact_shown(e.text)}
                 for e in events
             ],
         }

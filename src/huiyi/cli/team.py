@@ -195,3 +195,14 @@ def audit(database: str, limit: int) -> None:
             who = f"{row.user}@{row.device}"
             shown = ",".join(row.sessions) or "-"
             click.echo(f"{at}\t{who}\t{row.workspace}\t{row.action}\t{row.query}\t{shown}")
+
+
+@team.command()
+@DATABASE
+def repair(database: str) -> None:
+    """Rebuild the store's kept newest rows of each word and trigram from its events."""
+    from huiyi.hub import Hub
+
+    with clean_errors(), Hub(database, pool_size=1) as hub:
+        made = hub.repair_lists()
+        click.echo(f"rebuilt {made:,} newest-id lists from the events")

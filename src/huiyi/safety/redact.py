@@ -70,6 +70,7 @@ __all__ = [
     "Redacted",
     "mask",
     "redact",
+    "redact_kept",
     "redact_many",
     "secret_families",
 ]
@@ -1282,6 +1283,24 @@ def redact(text: str) -> Redacted:
         done = max(done, end)
     out.append(strip_invisible(text[done:]))
     return Redacted("".join(out), len(found))
+
+
+#: texts up to this long are kept with their redaction (`redact_kept`), this many of them
+KEPT_CHARS = 8_192
+KEPT_TEXTS = 4_096
+
+
+@functools.lru_cache(maxsize=KEPT_TEXTS)
+def _kept(text: str) -> Redacted:
+    return redact(text)
+
+
+def redact_kept(text: str) -> Redacted:
+    """`redact`, remembering the answers for the most recent short texts: a server answering
+    many searches redacts the same titles and passages again and again (the newest rows are
+    most searches' hits). `redact` depends on the text alone, so what is remembered is what it
+    would give; a text over `KEPT_CHARS` is redacted afresh, so memory stays bounded."""
+    return _kept(text) if len(text) <= KEPT_CHARS else redact(text)
 
 
 def redact_many(texts: Iterable[str]) -> tuple[list[str], int]:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from huiyi.errors import HuiyiError, UsageError
 from huiyi.model import Hit, Session
-from huiyi.safety.redact import redact
+from huiyi.safety.redact import redact_kept
 from huiyi.search import abstention, fusion, fuzzy, lexical, rerank
 from huiyi.store.index import Index
 from huiyi.store.queries import SessionRow
@@ -175,8 +175,8 @@ def hydrate(
             if row is None or not flt.admits_time(event.time):
                 continue
             # redact the whole text first, then cut: a snippet must never hold half a secret
-            clean = redact(event.text)
-            title = redact(session_title(row))
+            clean = redact_kept(event.text)
+            title = redact_kept(session_title(row))
             hits.append(
                 Hit(
                     session_id=row.session.id,

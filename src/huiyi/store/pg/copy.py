@@ -18,7 +18,7 @@ from psycopg_pool import ConnectionPool
 
 from huiyi.store import export
 from huiyi.store.batch import Batch
-from huiyi.store.pg import sql
+from huiyi.store.pg import lists, sql
 from huiyi.store.pg.lexemes import Lexemes
 from huiyi.store.pg.writes import Writer, lexed
 
@@ -90,10 +90,10 @@ def bulk_load(
 ) -> int:
     """Fill an empty store fast: sessions and events with `COPY`, the GIN indexes built once
     after the rows, the derived tables (document frequencies, totals, counts, coverage)
-    counted from the rows in SQL. Each batch comes with its events' lexemes
-    (`with_lexemes`). Refuses a store that holds a session already (`ValueError`). The load
-    benchmark's path; a server's pushes go through `writes.Writer`, which keeps the same
-    tables current row by row."""
+    counted from the rows in SQL, each term's newest ids listed (`lists.REBUILD`). Each batch
+    comes with its events' lexemes (`with_lexemes`). Refuses a store that holds a session
+    already (`ValueError`). The load benchmark's path; a server's pushes go through
+    `writes.Writer`, which keeps the same tables current row by row."""
     events = 0
     with pool.connection() as conn, conn.transaction():
         found = conn.execute("SELECT EXISTS (SELECT 1 FROM sessions)").fetchone()
@@ -148,7 +148,7 @@ def bulk_load(
                         )
                         next_id += 1
                 events += len(batch.events)
-        for statement in _DERIVED:
+        for statement in (*_DERIVED, *lists.REBUILD):
             conn.execute(statement)
         for create in _GIN.values():
             conn.execute(create)

@@ -127,6 +127,10 @@ class Compiled:
     tsquery: str | None
     scopes: tuple[str, ...]
     phrases: tuple[Phrase, ...]
+    #: the document-frequency keys (`b:` body, `w:` compound) of an expression that is one
+    #: word or an OR of words, each one token and no prefix: the rows holding any of them are
+    #: the rows it matches (what `store.pg.lists` answers); None for any other shape
+    terms: tuple[str, ...] | None = None
 
 
 def _weight(column: str | None) -> str:
@@ -197,7 +201,26 @@ def compile_full_text(text: str) -> Compiled:
     phrases = tuple(p for p in _phrases(node) if p.column != "scope")
     if any(p.column is None for p in phrases):
         raise MatchError("a full-text phrase without its column")
-    return Compiled(_tsquery(rest) if rest is not None else None, tuple(scopes), phrases)
+    tsquery = _tsquery(rest) if rest is not None else None
+    return Compiled(tsquery, tuple(scopes), phrases, _terms(rest) if rest is not None else None)
+
+
+def _terms(node: Node) -> tuple[str, ...] | None:
+    """`Compiled.terms` of an expression without its workspace conjuncts."""
+    if isinstance(node, Phrase):
+        tokens = node.tokens()
+        if node.prefix or len(tokens) != 1 or node.column not in ("body", "whole"):
+            return None
+        return (("w:" if node.column == "whole" else "b:") + tokens[0],)
+    if node.op != "OR":
+        return None
+    found: list[str] = []
+    for part in node.parts:
+        terms = _terms(part)
+        if terms is None:
+            return None
+        found.extend(t for t in terms if t not in found)
+    return tuple(found)
 
 
 def compile_trigrams(text: str, fuzzy_scopes: frozenset[str]) -> tuple[list[str], list[str]]:

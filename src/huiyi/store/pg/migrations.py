@@ -20,6 +20,8 @@ Why the tables look like this:
   candidates, which pg_trgm's `%` cannot give (it never matches a two-character Chinese word).
 - `lex_totals.removed` counts rows that went or changed workspace: a server's kept newest
   rows of each trigram (`store.pg.newest`) are dropped when it moves.
+- `newest_ids` keeps each term's and trigram's newest ids per workspace (`store.pg.lists`),
+  so that a search's first lookup of one reads a short row, not a GIN posting list.
 - vectors are kept as float16 bytes and scored in the server process, as SQLite's are.
 """
 
@@ -163,9 +165,67 @@ M001_SCHEMA = (
 #: server keeps of the newest rows (`store.pg.newest`) knows when it no longer holds
 M002_REMOVED = ("ALTER TABLE lex_totals ADD COLUMN removed bigint NOT NULL DEFAULT 0",)
 
+#: each term's and trigram's newest ids per workspace (`store.pg.lists`), built from the rows
+#: already held: 1,000 ids of a word (the lexical layer's window), 400 of a trigram (the fuzzy
+#: layer's postings), the newest up to 128 of them in a short head; and the sessions by the
+#: device that pushed them
+M003_NEWEST_IDS = (
+    """
+    CREATE TABLE newest_ids (
+        term text NOT NULL,
+        workspace text NOT NULL,
+        head bigint[] NOT NULL DEFAULT '{}',
+        ids bigint[] NOT NULL,
+        floor bigint NOT NULL DEFAULT 0,
+        PRIMARY KEY (term, workspace)
+    )
+    """,
+    # kept apart and uncompressed: compressing the lists a push rewrites cost two thirds of it
+    "ALTER TABLE newest_ids ALTER ids SET STORAGE EXTERNAL",
+    # a search leaves out the asking device's own sessions: found by the index, not a scan
+    "CREATE INDEX sessions_by_device ON sessions (device)",
+    """
+    CREATE FUNCTION huiyi_newest_cap(term text) RETURNS integer
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$ SELECT CASE WHEN starts_with(term, 'g:') THEN 400 ELSE 1000 END $$
+    """,
+    """
+    CREATE FUNCTION huiyi_newest_head() RETURNS integer
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 128 $$
+    """,
+    """
+    CREATE FUNCTION huiyi_merge_ids(kept bigint[], fresh bigint[], floor bigint)
+    RETURNS bigint[] LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$ SELECT CASE
+        WHEN fresh[cardinality(fresh)] >= floor
+             AND (cardinality(kept) = 0 OR fresh[cardinality(fresh)] > kept[1])
+        THEN fresh || kept
+        ELSE ARRAY(SELECT DISTINCT x FROM unnest(kept || fresh) AS x WHERE x >= floor
+                   ORDER BY x DESC)
+    END $$
+    """,
+    """
+    INSERT INTO newest_ids (term, workspace, ids, floor)
+    SELECT term, workspace, ids[1:cap], CASE WHEN cardinality(ids) > cap THEN ids[cap] ELSE 0 END
+    FROM (
+        SELECT t.term, e.workspace, huiyi_newest_cap(t.term) AS cap,
+               array_agg(e.id ORDER BY e.id DESC) AS ids
+        FROM events e CROSS JOIN LATERAL (
+            SELECT 'b:' || x FROM unnest(tsvector_to_array(ts_filter(e.lex, '{d}'))) AS x
+            UNION ALL
+            SELECT 'w:' || x FROM unnest(tsvector_to_array(ts_filter(e.lex, '{a}'))) AS x
+            UNION ALL
+            SELECT 'g:' || g FROM unnest(e.grams) AS g
+        ) AS t(term)
+        GROUP BY t.term, e.workspace
+    ) AS listed
+    """,
+)
+
 MIGRATIONS: list[tuple[str, tuple[str, ...]]] = [
     ("m001_initial", M001_SCHEMA),
     ("m002_removed", M002_REMOVED),
+    ("m003_newest_ids", M003_NEWEST_IDS),
 ]
 
 BOOKKEEPING = "CREATE TABLE IF NOT EXISTS huiyi_migrations (name text PRIMARY KEY, applied bigint)"

@@ -19,11 +19,14 @@ Why that is exact:
 - each look (`sync`) reads the rows written since the last one and the count in one statement
   (one snapshot), and an entry records the highest id of its own statement's snapshot.
 Memory is bounded: at most `ENTRIES` entries (least recently used go first) and `TAIL_ROWS`
-rows in the tail (past that, everything kept is dropped and the watch begins again).
+rows in the tail. When the tail would outgrow that, its oldest half goes: the watch then
+begins above the newest row dropped, and only the entries read as of an older id go with it
+(a busy server keeps what it read lately instead of starting over every `TAIL_ROWS` rows).
 """
 
 from __future__ import annotations
 
+import bisect
 import threading
 from array import array
 from collections import OrderedDict
@@ -86,19 +89,38 @@ class NewestGrams:
                     highest = int(n)
                 else:
                     fresh.append((int(rowid), workspace, grams))
-            if (
-                self._start < 0
-                or removed != self._removed
-                or len(fresh) > self.max_tail
-                or len(self._workspace_of) + len(fresh) > self.max_tail
-            ):
+            if self._start < 0 or removed != self._removed or len(fresh) > self.max_tail:
                 self._reset(highest, removed)
                 return
+            if len(self._workspace_of) + len(fresh) > self.max_tail:
+                self._trim(len(self._workspace_of) + len(fresh) - self.max_tail)
             for rowid, workspace, grams in fresh:
                 self._workspace_of[rowid] = workspace
                 for gram in set(grams):
                     self._tail.setdefault(gram, array("q")).append(rowid)
             self._seen = max(self._seen, highest)
+
+    def _trim(self, at_least: int) -> None:
+        """Drop the tail's oldest half of rows (more if `at_least` asks): the tail then holds
+        every row above the newest one dropped, so the entries read as of an id below it are
+        stale (read again when asked) and the ones read since stay as they are."""
+        held = list(self._workspace_of)  # ids in the order they came: ascending
+        drop = min(len(held), max(len(held) // 2, at_least))
+        if drop == 0:
+            return
+        cutoff = held[drop - 1]
+        for rowid in held[:drop]:
+            del self._workspace_of[rowid]
+        for gram in list(self._tail):
+            ids = self._tail[gram]
+            keep = bisect.bisect_right(ids, cutoff)
+            if keep == len(ids):
+                del self._tail[gram]
+            elif keep:
+                del ids[:keep]
+        self._start = cutoff
+        for key in [k for k, (as_of, _) in self._entries.items() if as_of < cutoff]:
+            del self._entries[key]
 
     def _from_tail(self, grams: Sequence[str], workspace: str | None, above: int) -> list[int]:
         """Ids above `above` in the tail holding every one of `grams`, newest first."""

@@ -26,7 +26,7 @@ import psycopg
 from psycopg_pool import ConnectionPool
 
 from huiyi.model import Event
-from huiyi.store.pg import sql
+from huiyi.store.pg import lists, sql
 from huiyi.store.pg.lexemes import quote
 from huiyi.store.pg.match import Compiled, MatchError, Phrase, compile_full_text, compile_trigrams
 from huiyi.store.pg.newest import HEADER, NewestGrams, NewestRows
@@ -59,6 +59,9 @@ class PgIndex:
         self._highest = (0, -TOP_SECONDS)
         self._newest_grams = NewestGrams()
         self._newest_rows = NewestRows()
+        #: answer first lookups from the kept newest ids (`store.pg.lists`); off, every lookup
+        #: reads the GIN indexes (what the tests compare the lists' answers with)
+        self.use_lists = True
 
     # -- plumbing --------------------------------------------------------------------------
 
@@ -92,8 +95,21 @@ class PgIndex:
                     conn.execute("SET statement_timeout = 0")
 
     def _all(self, query: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        with self._conn() as conn:
-            return conn.execute(query, params).fetchall()
+        """The rows of one statement. Under a time limit the statement is sent between the two
+        settings of `statement_timeout` in one pipeline: one round trip, not three (a search is
+        some 20 statements, and under load each round trip waits for the scheduler). The three
+        run as one implicit transaction, so a statement cancelled takes its setting with it."""
+        with self.pool.connection() as conn:
+            timeout = getattr(self._local, "timeout_ms", None)
+            if timeout is None:
+                rows: list[tuple[Any, ...]] = conn.execute(query, params).fetchall()
+                return rows
+            with conn.pipeline():
+                conn.execute(f"SET statement_timeout = {int(timeout)}")
+                cursor = conn.execute(query, params)
+                conn.execute("SET statement_timeout = 0")
+            rows = cursor.fetchall()
+            return rows
 
     def _windowed(self, query: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         """Rows of a read in windows of newest ids (`sql.WINDOWS`), planned without plain
@@ -258,23 +274,49 @@ class PgIndex:
 
     # -- the full-text index -----------------------------------------------------------------
 
+    def _listed(self, asks: Sequence[lists.Ask | None], cap: int) -> dict[int, list[int]]:
+        """The asks (by index) the kept newest ids answer (`store.pg.lists`), in one statement;
+        None: an ask of a shape they cannot answer."""
+        wanted = [ask for ask in asks if ask is not None]
+        if not wanted or not self.use_lists:
+            return {}
+        statement = lists.read(wanted)
+        held = lists.held(self._all(*statement)) if statement is not None else {}
+        found: dict[int, list[int]] = {}
+        for n, ask in enumerate(asks):
+            ids = lists.answer(held, ask, cap) if ask is not None else None
+            if ids is not None:
+                found[n] = ids
+        return found
+
     def fts_postings(self, matches: Sequence[str], *, cap: int) -> list[tuple[int, int]]:
         if not matches:
             return []
         asked = []
+        asks: list[lists.Ask | None] = []
         for match in matches:
             compiled = compile_full_text(match)
-            asked.append((compiled.tsquery, self._scoped(compiled)))
-        top = self._top()
-        return self._newest_rows.newest(
-            asked,
-            cap,
-            top,
-            newer=sql.newer,
-            whole=lambda rest, cap: sql.newest(rest, cap, top),
-            run_newer=self._all,
-            run_whole=self._windowed_with_header,
-        )
+            workspace = self._scoped(compiled)
+            asked.append((compiled.tsquery, workspace))
+            asks.append(None if compiled.terms is None else (compiled.terms, workspace))
+        found = self._listed(asks, cap)
+        rest = [n for n in range(len(asked)) if n not in found]
+        if rest:
+            top = self._top()
+            read = self._newest_rows.newest(
+                [asked[n] for n in rest],
+                cap,
+                top,
+                newer=sql.newer,
+                whole=lambda rest, cap: sql.newest(rest, cap, top),
+                run_newer=self._all,
+                run_whole=self._windowed_with_header,
+            )
+            for n in rest:
+                found[n] = []
+            for m, rowid in read:
+                found[rest[m]].append(rowid)
+        return [(n, rowid) for n in range(len(asked)) for rowid in found[n]]
 
     def fuzzy_postings(self, matches: Sequence[str], *, cap: int) -> list[tuple[int, int]]:
         if not matches:
@@ -286,9 +328,17 @@ class PgIndex:
             grams, scopes = compile_trigrams(match, fuzzy_scopes)
             workspaces = {self._workspace_of(t, fuzzy=True) for t in scopes}
             asked.append((grams, next(iter(workspaces)) if len(workspaces) == 1 else None))
-        with self._conn() as conn:
-            self._newest_grams.sync(conn)
-        return self._newest_grams.newest(asked, cap, self._read_newest_grams)
+        found = self._listed([(["g:" + g[0]], w) if len(g) == 1 else None for g, w in asked], cap)
+        rest = [n for n in range(len(asked)) if n not in found]
+        if rest:
+            with self._conn() as conn:
+                self._newest_grams.sync(conn)
+            read = self._newest_grams.newest([asked[n] for n in rest], cap, self._read_newest_grams)
+            for n in rest:
+                found[n] = []
+            for m, rowid in read:
+                found[rest[m]].append(rowid)
+        return [(n, rowid) for n in range(len(asked)) for rowid in found[n]]
 
     def _read_newest_grams(
         self, asked: Sequence[tuple[list[str], str | None]], cap: int

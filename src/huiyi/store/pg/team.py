@@ -149,12 +149,21 @@ def owners(conn: psycopg.Connection[Any], session_ids: Sequence[str]) -> dict[st
     return {sid: device for sid, device in rows}
 
 
-def origins(conn: psycopg.Connection[Any], session_ids: Sequence[str]) -> dict[str, str]:
-    """`user@device` of the device that pushed each session."""
+def audited_origins(
+    conn: psycopg.Connection[Any],
+    device_id: int,
+    workspace: str | None,
+    action: str,
+    query: str | None,
+    sessions: Sequence[str],
+) -> dict[str, str]:
+    """`audit` of a read that showed `sessions`, and their `origins`, in one statement."""
     rows = conn.execute(
+        "WITH logged AS (INSERT INTO audit (at, device_id, workspace, action, query, sessions) "
+        "VALUES (%s, %s, %s, %s, %s, %s)) "
         "SELECT s.id, u.name || '@' || d.name FROM sessions s JOIN devices d ON d.id = s.device "
         "JOIN users u ON u.id = d.user_id WHERE s.id = ANY(%s)",
-        (list(session_ids),),
+        (_now(), device_id, workspace, action, query, list(sessions), list(sessions)),
     ).fetchall()
     return dict(rows)
 
@@ -162,21 +171,6 @@ def origins(conn: psycopg.Connection[Any], session_ids: Sequence[str]) -> dict[s
 def sessions_of_device(conn: psycopg.Connection[Any], device_id: int) -> set[str]:
     rows = conn.execute("SELECT id FROM sessions WHERE device = %s", (device_id,)).fetchall()
     return {row[0] for row in rows}
-
-
-def audit(
-    conn: psycopg.Connection[Any],
-    device_id: int,
-    workspace: str | None,
-    action: str,
-    query: str | None,
-    sessions: Sequence[str],
-) -> None:
-    conn.execute(
-        "INSERT INTO audit (at, device_id, workspace, action, query, sessions) "
-        "VALUES (%s, %s, %s, %s, %s, %s)",
-        (_now(), device_id, workspace, action, query, list(sessions)),
-    )
 
 
 def audit_rows(conn: psycopg.Connection[Any], *, limit: int) -> list[AuditRow]:

@@ -7,7 +7,8 @@ code as the local index (`textindex.is_indexed`, `stored_streams`), whatever the
 what is searchable, and how, is the store's decision. Every write keeps the derived tables in
 step in the same transaction: the document frequencies and totals BM25 reads (from the tsvector
 of a row that goes, so a count never drifts from what the rows hold), and the coverage counters
-the search reads for the semantic gate and a workspace's share.
+the search reads for the semantic gate and a workspace's share, and each term's newest ids
+(`store.pg.lists`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import psycopg
 
 from huiyi.model import Event, Kind, Surface
 from huiyi.store.batch import Batch, EventRecord
-from huiyi.store.pg import sql
+from huiyi.store.pg import lists, sql
 from huiyi.store.pg.lexemes import Lexemes, of_streams
 from huiyi.store.textindex import is_indexed, stored_streams
 
@@ -169,7 +170,13 @@ class Writer:
     def _apply(self, batch: Batch, device: int | None) -> int:
         s = batch.session
         sid = self.session_sid(s.id)
+        existed = sid is not None
         before = self._covered(sid) if sid is not None else Counter()
+        if sid is not None:  # its rows in another workspace leave that workspace's lists
+            self.conn.execute(
+                lists.unlisting("e.sid = %(sid)s AND e.workspace <> %(workspace)s"),
+                {"sid": sid, "workspace": s.workspace},
+            )
         row = self.conn.execute(
             _UPSERT_SESSION,
             (
@@ -190,13 +197,14 @@ class Writer:
         assert row is not None
         sid = int(row[0])
         moved = self.conn.execute(
-            "UPDATE events SET workspace = %s WHERE sid = %s AND workspace <> %s",
+            "UPDATE events SET workspace = %s WHERE sid = %s AND workspace <> %s RETURNING id",
             (s.workspace, sid, s.workspace),
-        ).rowcount
-        if moved > 0:
-            self.conn.execute(_MOVED, (moved,))
+        ).fetchall()
+        if moved:
+            self.conn.execute(_MOVED, (len(moved),))
+            self.conn.execute(lists.listing("e.id = ANY(%(ids)s)"), {"ids": [r[0] for r in moved]})
         seqs = [e.seq for e in batch.events]
-        if seqs:
+        if seqs and existed:
             self._drop(sid, seqs)
         terms: Counter[str] = Counter()
         rows = tokens = 0
@@ -228,6 +236,10 @@ class Writer:
             )
         with self.conn.cursor() as cursor:
             cursor.executemany(_INSERT_EVENT, values)
+        if seqs:
+            self.conn.execute(
+                lists.listing(lists.rows_of_session(seqs=True)), {"sid": sid, "seqs": seqs}
+            )
         if terms:
             ordered = sorted(terms)
             self.conn.execute(_MORE_TERMS, (ordered, [terms[t] for t in ordered]))
@@ -244,7 +256,9 @@ class Writer:
         return len(values)
 
     def _drop(self, sid: int, seqs: Sequence[int] | None) -> None:
-        self.conn.execute(_DROP, {"sid": sid, "all": seqs is None, "seqs": list(seqs or [])})
+        rows = {"sid": sid, "all": seqs is None, "seqs": list(seqs or [])}
+        self.conn.execute(lists.unlisting(lists.rows_of_session(seqs=seqs is not None)), rows)
+        self.conn.execute(_DROP, rows)
 
     def _spread_privacy(self, session_id: str) -> None:
         """Sessions below a private one (children by `parent`, at any depth) turn private."""
@@ -269,6 +283,14 @@ class Writer:
                 (session_id, int(time.time() * 1000), device),
             )
         return sid is not None
+
+    def rebuild_lists(self) -> int:
+        """Every term's newest-id list made again from the rows (`lists.REBUILD`); how many."""
+        self._serialise()
+        for statement in lists.REBUILD:
+            self.conn.execute(statement)
+        row = self.conn.execute("SELECT count(*) FROM newest_ids").fetchone()
+        return int(row[0]) if row else 0
 
     def save_vectors(self, model: str, rows: Sequence[tuple[int, bytes]]) -> None:
         """Store one float16 vector per event id (events gone meanwhile are skipped)."""
