@@ -181,6 +181,48 @@ def test_index_and_doctor_judge_every_workspace_and_say_what_waits(
     assert BLOCKED in session_start(project, isolated_home, "s-2")
 
 
+def test_index_watch_judges_a_note_edited_while_it_runs_and_only_then(
+    real_model: list[int], project: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    edit_by_hand(project, NOTE)
+    judged: list[int] = []
+    judge = Huiyi.judge_memory
+
+    def counting(self: Huiyi) -> Any:
+        judged.append(1)
+        return judge(self)
+
+    class Stop(Exception):
+        pass
+
+    scans = iter(
+        [
+            lambda: None,  # nothing changed: no judging
+            lambda: edit_by_hand(project, NOTE, ATTACK),  # a hand edit: judged
+            lambda: None,  # unchanged since: no judging
+        ]
+    )
+
+    def sleep(seconds: float) -> None:
+        step = next(scans, None)
+        if step is None:
+            raise Stop
+        step()
+
+    monkeypatch.setattr(Huiyi, "judge_memory", counting)
+    monkeypatch.setattr("huiyi.cli.index.time.sleep", sleep)
+    logs = isolated_home / "logs"  # a log folder, so the index watches instead of the demo
+    logs.mkdir()
+    args = ["index", "--watch", "--interval", "0", "--jsonl", str(logs)]
+    result = CliRunner().invoke(main, args)
+    assert isinstance(result.exception, Stop), result.output
+    assert judged == [1, 1]  # at the start, and after the edit alone
+    real_model.clear()
+    started = session_start(project, isolated_home, "s-watch")
+    assert BLOCKED in started and ATTACK not in started and NOTE in started
+    assert real_model == []
+
+
 def test_the_agents_md_digest_blocks_what_the_detector_refused(
     real_model: list[int], project: Path, isolated_home: Path
 ) -> None:

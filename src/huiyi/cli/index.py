@@ -1,6 +1,7 @@
 """`huiyi index`: read new log lines into the index (on a machine with no agent logs, the
 bundled demo), then embed what is new for semantic search and judge the memory notes no
-verdict of the meaning detector is kept for (`Huiyi.judge_memory`)."""
+verdict of the meaning detector is kept for (`Huiyi.judge_memory`). With --watch, each scan
+judges the notes again when a memory store's file changed since the last judging."""
 
 from __future__ import annotations
 
@@ -44,7 +45,11 @@ def _print_report(report: IndexReport) -> None:
     type=click.Path(path_type=Path),
     help="Index a file or folder in the generic JSONL format instead of harness logs.",
 )
-@click.option("--watch", is_flag=True, help="Keep running and index new lines as they appear.")
+@click.option(
+    "--watch",
+    is_flag=True,
+    help="Keep running: index new lines and judge edited memory notes as they appear.",
+)
 @click.option("--interval", default=2.0, show_default=True, help="Seconds between --watch scans.")
 @click.option("--no-embed", is_flag=True, help="Skip computing vectors for semantic search.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
@@ -75,8 +80,7 @@ def index(
             _print_report(report)
         for warning in report.warnings:
             click.echo(f"warning: {safe(warning)}", err=True)
-        if not no_embed:
-            _judge_memory(hy)
+        notes = _judge_memory(hy) if not no_embed else b""
         if no_logs and _demo(hy, report, as_json, embed=not no_embed):
             return
         if not no_embed:
@@ -89,6 +93,8 @@ def index(
                 click.echo(f"{stamp} indexed {report.events} new events")
                 if not no_embed:
                     _embed(hy, quiet=True)
+            if not no_embed:
+                notes = _judge_changed_memory(hy, notes)
 
 
 def embed_progress(done: int, total: int, seconds: float) -> str:
@@ -148,15 +154,29 @@ def _embed(hy: Huiyi, *, quiet: bool) -> None:
         click.echo(f"embedded {done:,} messages for semantic search ({rate:.0f}/s)")
 
 
-def _judge_memory(hy: Huiyi) -> None:
+def _judge_memory(hy: Huiyi) -> bytes:
     """The memory notes edited by hand since any process judged them, judged by the meaning
-    detector for the hooks (`Huiyi.judge_memory`); a detector that cannot run is said."""
+    detector for the hooks (`Huiyi.judge_memory`); a detector that cannot run is said.
+    Returns the digest of the store files as they were read before judging."""
     from huiyi.errors import EmbeddingError
+    from huiyi.memory.facade import stores_digest
 
+    notes = stores_digest(hy.settings)
     try:
         hy.judge_memory()
     except EmbeddingError as exc:
         click.echo(f"warning: the meaning detector did not run ({safe(str(exc))})", err=True)
+    return notes
+
+
+def _judge_changed_memory(hy: Huiyi, seen: bytes) -> bytes:
+    """One --watch scan's judging: the notes again only when a store file changed since the
+    digest `seen` (reading a few small files, never loading the model for nothing)."""
+    from huiyi.memory.facade import stores_digest
+
+    if stores_digest(hy.settings) == seen:
+        return seen
+    return _judge_memory(hy)
 
 
 def _demo(hy: Huiyi, found: IndexReport, as_json: bool, *, embed: bool) -> bool:

@@ -9,6 +9,7 @@ changed them.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -263,6 +264,25 @@ def _unjudged_by_rules(texts: Sequence[str]) -> list[str]:
     from huiyi.safety import threats
 
     return [t for t in dict.fromkeys(texts) if t.strip() and not threats.scan(t)]
+
+
+def stores_digest(settings: Settings) -> bytes:
+    """A digest of every store's files under `settings.home` (`every_store_of`: each store's
+    current and archive file, by path and content): what `huiyi index --watch` compares to
+    judge the notes again only when one of them changed. A file that cannot be read counts by
+    its error, so it is looked at again once it can be."""
+    digest = hashlib.blake2b(digest_size=16)
+    for store in every_store_of(settings):
+        for path in (store.paths.main, store.paths.archive):
+            digest.update(str(path).encode("utf-8", "surrogateescape") + b"\0")
+            try:
+                raw = path.read_bytes()
+            except FileNotFoundError:
+                raw = b"-"
+            except OSError as exc:
+                raw = f"!{exc.errno}".encode()
+            digest.update(len(raw).to_bytes(8, "big") + raw)
+    return digest.digest()
 
 
 def every_store_of(settings: Settings) -> list[Store]:
