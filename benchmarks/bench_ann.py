@@ -7,7 +7,7 @@ Indexes the eval set and embeds it with huiyi's default embedder (`huiyi eval`'s
 `--index-home` keeps the vectors, so a second run embeds nothing), then runs its queries
 twice: as huiyi searches it (the eval sets' workspaces are below `ann.EXACT_BELOW`, so
 exactly), and with every workspace searched through an approximate index
-(`EXACT_BELOW` = 1). Prints, per layer, hit@5 both ways and the change, and the semantic
+(`exact_below` = 1). Prints, per layer, hit@5 both ways and the change, and the semantic
 layer's recall@10 against exact search: the share of each query's exact top 10 that the
 approximate search also returns in its top 10, averaged over queries.
 """
@@ -31,9 +31,9 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
+    from huiyi.config import Settings
     from huiyi.eval.datasets import load_locomo, load_memdaily
     from huiyi.eval.harness import evaluate_set
-    from huiyi.search import ann
 
     evalset = load_locomo(args.locomo) if args.locomo else load_memdaily(args.memdaily)
     layers = ("semantic", "hybrid")
@@ -45,9 +45,14 @@ def main() -> None:
         "coverage": exact.info.get("coverage"),
         "exact_run_s": round(time.perf_counter() - started, 1),
     }
-    ann.EXACT_BELOW = 1
     started = time.perf_counter()
-    approximate = evaluate_set(evalset, layers=layers, baseline=False, index_home=args.index_home)
+    approximate = evaluate_set(
+        evalset,
+        layers=layers,
+        baseline=False,
+        index_home=args.index_home,
+        settings=Settings.from_env()._replace(exact_below=1),
+    )
     numbers["approximate_run_s"] = round(time.perf_counter() - started, 1)
     for one, other in zip(exact.layers, approximate.layers, strict=True):
         before, after = one.scores.overall["hit@5"], other.scores.overall["hit@5"]

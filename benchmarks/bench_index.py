@@ -28,7 +28,8 @@ the file cursors, the full-text and trigram indexes, sessions.
 
 also times the two halves of a first index apart (`reader_cpu_s`: reading and tokenising every
 file; `writer_cpu_s`: writing it all, and `writer_sql_cpu_s` of that inside SQLite's calls: the
-writer's floor whatever its Python costs), in one process each, alternating.
+writer's floor whatever its Python costs), in one process each, alternating. `--btrees` adds
+the size of every b-tree of the index (`btree_*_mb`) and the payload it holds (`payload_*_mb`).
 """
 
 from __future__ import annotations
@@ -386,6 +387,20 @@ def size_by_part(db: Path) -> dict[str, float]:
     return {f"size_{part}_mb": mb for part, mb in sizes.items()}
 
 
+def size_by_btree(db: Path) -> dict[str, float]:
+    """MB of each b-tree of the index and of the payload it holds (the rest is page headers,
+    cell pointers and free space), largest first."""
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        rows = conn.execute(
+            "SELECT name, sum(pgsize), sum(payload) FROM dbstat GROUP BY name ORDER BY 2 DESC"
+        ).fetchall()
+    out: dict[str, float] = {}
+    for name, size, payload in rows:
+        out[f"btree_{name}_mb"] = round(size / 1e6, 2)
+        out[f"payload_{name}_mb"] = round(payload / 1e6, 2)
+    return out
+
+
 def _is(name: str, pattern: str) -> bool:
     return name.startswith(pattern) if pattern.endswith("_") else name == pattern
 
@@ -435,6 +450,9 @@ def main() -> None:
         "--split",
         action="store_true",
         help="also time reading and writing apart, in one process (reader_cpu_s, writer_cpu_s)",
+    )
+    parser.add_argument(
+        "--btrees", action="store_true", help="also the size of every b-tree (dbstat)"
     )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="huiyi-bench-") as tmp:
@@ -498,6 +516,8 @@ def main() -> None:
             "search_p95_ms": round(found["p95_ms"], 2),
             "search_peak_rss_mb": round(found["peak_rss_mb"]),
         }
+        if args.btrees:
+            numbers.update(size_by_btree(root / "huiyi" / "index.db"))
         if hybrid:
             numbers.update(
                 hybrid_p50_ms=round(hybrid["p50_ms"], 2),

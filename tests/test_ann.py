@@ -123,7 +123,7 @@ def test_an_approximate_index_finds_what_exact_scoring_finds(
     large: tuple[Path, list[str]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     logs, texts = large
-    monkeypatch.setattr(ann, "EXACT_BELOW", 500)
+    monkeypatch.setenv("HUIYI_EXACT_BELOW", "500")
     with Huiyi(embedder=FakeEmbedder()) as hy:
         hy.index(readers=[LineReader(logs)])
         hy.embed(batch=500)
@@ -141,7 +141,7 @@ def test_vectors_added_later_are_found_through_the_kept_file(
     large: tuple[Path, list[str]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     logs, _ = large
-    monkeypatch.setattr(ann, "EXACT_BELOW", 500)
+    monkeypatch.setenv("HUIYI_EXACT_BELOW", "500")
     with Huiyi(embedder=FakeEmbedder()) as hy:
         hy.index(readers=[LineReader(logs)])
         hy.embed(batch=500)
@@ -157,7 +157,7 @@ def test_a_damaged_index_file_is_reported_and_rebuilt_by_repair(
     large: tuple[Path, list[str]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     logs, texts = large
-    monkeypatch.setattr(ann, "EXACT_BELOW", 500)
+    monkeypatch.setenv("HUIYI_EXACT_BELOW", "500")
     with Huiyi(embedder=FakeEmbedder()) as hy:
         hy.index(readers=[LineReader(logs)])
         hy.embed(batch=500)
@@ -197,7 +197,7 @@ def test_a_missing_index_is_built_in_the_background_while_searches_answer(
     does not build it: the other layers answer, the search says the index is being built, and
     once it is (and written beside the index) the semantic layer joins."""
     logs, texts = large
-    monkeypatch.setattr(ann, "EXACT_BELOW", 500)
+    monkeypatch.setenv("HUIYI_EXACT_BELOW", "500")
     with Huiyi(embedder=FakeEmbedder()) as hy:
         hy.index(readers=[LineReader(logs)])
         hy.embed(batch=500)
@@ -228,7 +228,7 @@ def test_an_outgrown_index_is_searched_while_its_successor_is_built(
     """An index trained on a sixth of what the workspace now holds is still searched (with
     the vectors saved since added to it) while a new one is built beside the searches."""
     logs, texts = large
-    monkeypatch.setattr(ann, "EXACT_BELOW", 500)
+    monkeypatch.setenv("HUIYI_EXACT_BELOW", "500")
     monkeypatch.setattr(ann, "REBUILD_GROWTH", 2)
     with Huiyi(embedder=FakeEmbedder()) as hy:
         hy.index(readers=[LineReader(logs)])

