@@ -856,6 +856,14 @@ class Huiyi:
 
         return Memory(self.settings, None, meaning=self.meaning).judge(every_store=True)
 
+    def memory_files_digest(self) -> bytes:
+        """A digest of every memory store file under HUIYI_HOME, by path and content: equal
+        digests mean no note was edited between them (`huiyi index --watch` judges the notes
+        again only when it moves)."""
+        from huiyi.memory.facade import stores_digest
+
+        return stores_digest(self.settings)
+
     def memory_verdicts(self) -> dict[str, Any]:
         """`judge_memory` as `huiyi doctor` reports it: what was judged now and how many notes
         still await the detector; a detector that cannot run is said, not raised."""

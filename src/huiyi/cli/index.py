@@ -159,9 +159,8 @@ def _judge_memory(hy: Huiyi) -> bytes:
     detector for the hooks (`Huiyi.judge_memory`); a detector that cannot run is said.
     Returns the digest of the store files as they were read before judging."""
     from huiyi.errors import EmbeddingError
-    from huiyi.memory.facade import stores_digest
 
-    notes = stores_digest(hy.settings)
+    notes = hy.memory_files_digest()
     try:
         hy.judge_memory()
     except EmbeddingError as exc:
@@ -172,9 +171,7 @@ def _judge_memory(hy: Huiyi) -> bytes:
 def _judge_changed_memory(hy: Huiyi, seen: bytes) -> bytes:
     """One --watch scan's judging: the notes again only when a store file changed since the
     digest `seen` (reading a few small files, never loading the model for nothing)."""
-    from huiyi.memory.facade import stores_digest
-
-    if stores_digest(hy.settings) == seen:
+    if hy.memory_files_digest() == seen:
         return seen
     return _judge_memory(hy)
 
