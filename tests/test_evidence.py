@@ -24,6 +24,7 @@ from huiyi.search.abstention import (
     off_topic,
     word_evidence,
 )
+from huiyi.search.detail import together
 from huiyi.text.expand import enclosing
 from tests.backends import BACKENDS, on_postgres
 from tests.builders import dsh
@@ -232,6 +233,60 @@ def test_under_a_missing_or_asked_detail_only_a_verbatim_match_lets_the_fuzzy_la
     assert floors.passes(asked._replace(asked=0.2))  # no word this specific goes unused
     assert not floors.passes(asked._replace(asked=0.0, missing=1.0))
     assert floors._replace(known_detail=None).passes(asked)  # the floor off: the usual floors
+
+
+@pytest.mark.parametrize(
+    ("query", "used", "named"),
+    [
+        ("WORKER_CONCURRENCY 在 staging 上设的多少", {"worker concurrency", "staging"}, True),
+        ("how many gunicorn workers bind port 8000", {"gunicorn", "bind", "port", "8000"}, True),
+        # why and what happened are answered across passages and sessions
+        ("why did gunicorn not bind port 8000", {"gunicorn", "bind", "port", "8000"}, False),
+        # one named word is nothing to find together; a past verb is said in other words
+        ("gunicorn 开了几个 worker", {"gunicorn"}, False),
+        ("which dependency replaced distutils", {"dependency", "distutils"}, True),
+    ],
+)
+def test_a_question_for_a_value_names_the_words_its_answer_holds_together(
+    query: str, used: set[str], named: bool
+) -> None:
+    words = _unused(query, used)
+    found = together(query, words)
+    assert bool(found) is named
+    assert "replaced" not in found and "多少" not in found
+
+
+@pytest.mark.parametrize("said_together", [False, True])
+def test_a_value_asked_of_words_the_history_says_only_apart_counts_as_never_said(
+    tmp_path: Path, said_together: bool
+) -> None:
+    write(
+        tmp_path / "a.log",
+        {"s": "s1", "q": 0, "t": "production sets WORKER_CONCURRENCY to 4 in the unit file"},
+        {"s": "s1", "q": 1, "t": "restarted the worker after the deploy"},
+        {"s": "s2", "q": 0, "t": "staging got a fresh database from last night's dump"},
+    )
+    if said_together:
+        write(tmp_path / "a.log", {"s": "s3", "q": 0, "t": "on staging WORKER_CONCURRENCY is 2"})
+    with Huiyi(embedder="fake") as hy:
+        hy.index(readers=[LineReader(tmp_path)])
+        hy.embed()
+        result = hy.search(
+            "WORKER_CONCURRENCY 在 staging 上设的多少", workspace="/w/a", abstain=False
+        )
+        assert "semantic" in result.layers and result.evidence is not None
+        assert result.evidence.apart is not said_together
+        why = hy.search(
+            "why is WORKER_CONCURRENCY ignored on staging", workspace="/w/a", abstain=False
+        )
+        assert why.evidence is not None and not why.evidence.apart  # no value asked
+
+
+def test_words_apart_are_held_as_a_missing_detail_when_the_floors_say_so() -> None:
+    apart = Evidence(lexical=1.0, fuzzy=0.6, semantic=0.9, absent=0.0, unseen=0.0, apart=True)
+    assert not Floors(fuzzy=0.7, semantic=0.8, together=True).passes(apart)
+    assert Floors(fuzzy=0.7, semantic=0.8, together=True).passes(apart._replace(apart=False))
+    assert Floors(fuzzy=0.7, semantic=0.8).passes(apart)  # off
 
 
 def test_a_question_on_a_named_topic_asking_an_unsaid_thing_is_declined(history: Path) -> None:

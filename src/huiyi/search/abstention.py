@@ -38,7 +38,12 @@ put on a scale of its own:
   units left out (`asked_detail`: `省份` in `导出 CSV 能不能按省份筛选`, `sync` in `notekit sync
   怎么配置`). At the `known_detail` floor the detail was never said either; under a missing or
   asked detail the fuzzy layer vouches only at `detail_fuzzy` (the query's trigrams found
-  verbatim), since its containment then counts the topic's words, not a typo's.
+  verbatim), since its containment then counts the topic's words, not a typo's;
+* apart (the words of a value apart): a focused question for a value or a choice on a named
+  topic (`WORKER_CONCURRENCY 在 staging 上设的多少`) whose specific words none of the result's
+  first passages holds together, even with its neighbours (`apart`: the setting said of
+  production in one place, `staging` in another). With `together` it is held as a missing
+  detail.
 
 A search answers when one of them reaches its floor (a floor of `None` never does). The floors
 live in `floors.json` next to this module, fitted on the dev sets and the golden set by
@@ -59,7 +64,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from huiyi.search import fuzzy, rarity
-from huiyi.search.detail import asked_detail, missing_detail
+from huiyi.search.detail import asked_detail, missing_detail, together
 from huiyi.search.lexical import Rows, holding
 from huiyi.store.index import Index
 from huiyi.text.expand import enclosing, equivalents, expansion
@@ -69,6 +74,7 @@ from huiyi.workspace import scope_token
 __all__ = [
     "Evidence",
     "Floors",
+    "apart",
     "asked_detail",
     "content_units",
     "floors_for",
@@ -115,6 +121,9 @@ class Evidence(NamedTuple):
     #: workspace uses in no form, in a focused question naming its topic by a word of its own
     #: (`asked_detail`; `None`: the evidence test did not run, 0: no such word or shape)
     asked: float | None = None
+    #: a question for a value names words (`detail.together`) that none of the result's first
+    #: passages holds together, even with a neighbour on each side (`apart`)
+    apart: bool = False
 
     def fused(
         self, lexical_scale: float, absent_scale: float, unseen_scale: float = 0.0
@@ -153,6 +162,7 @@ class Evidence(NamedTuple):
             "off_topic": float(self.off_topic),
             "missing": self.missing,
             "asked": self.asked,
+            "apart": float(self.apart),
         }
 
 
@@ -190,11 +200,16 @@ class Floors(NamedTuple):
     known_detail: float | None = None
     #: the fuzzy floor under a missing or asked detail (`None`: the usual one)
     detail_fuzzy: float | None = None
+    #: a question for a value whose words occur together in no first passage
+    #: (`Evidence.apart`) is held as one asking a missing detail (False: off)
+    together: bool = False
 
     def detail_missing(self, evidence: Evidence) -> bool:
         """Whether the query names or asks a specific thing the workspace never mentions."""
-        return _reaches(evidence.missing, self.detail) or _reaches(
-            evidence.asked, self.known_detail
+        return (
+            _reaches(evidence.missing, self.detail)
+            or _reaches(evidence.asked, self.known_detail)
+            or (self.together and evidence.apart)
         )
 
     def _pairs(self, evidence: Evidence) -> list[tuple[str, float | None, float | None]]:
@@ -264,6 +279,7 @@ def _floors(raw: Mapping[str, Any]) -> Floors:
         blind=number("blind") or 1.0,
         known_detail=number("known_detail"),
         detail_fuzzy=number("detail_fuzzy"),
+        together=raw.get("together") is True,
     )
 
 
@@ -406,6 +422,48 @@ def word_evidence(
             found = bool(forms) and any(used(forms))
         out.append((surface, w, found))
     return out
+
+
+#: the result's first passages a question for a value must find its words together in
+TOGETHER_PASSAGES = 3
+
+
+def apart(
+    conn: Index, text: str, words: Sequence[tuple[str, float, bool]], rowids: Sequence[int]
+) -> bool:
+    """Whether the words a question for a value must find together (`detail.together`) are
+    held together by none of the passages `rowids` (the result's first), each read with the
+    event before and after it in its session; a word counts in any of its forms
+    (`word_evidence`'s, but a typo's). False when the question is not of that shape.
+
+    Only a few passages are read, and only for questions of that shape, so their text is
+    tokenised here rather than asked of the full-text index word by word."""
+    named = together(text, words)
+    if not named or not rowids:
+        return False
+    forms = {
+        word: [
+            parts
+            for form in (word, *_stems(word), *equivalents(word), *enclosing(text, word))
+            if (parts := _parts(form))
+        ]
+        for word in named
+    }
+    first = list(rowids[:TOGETHER_PASSAGES])
+    around = sorted({r + d for r in first for d in (-1, 0, 1) if r + d > 0})
+    sids = conn.sids_by_rowid(around)
+    texts = conn.texts_by_rowid(around)
+    tokens = {
+        r: {p for term in terms(normalize(texts.get(r, ""))) for p in term.parts} for r in around
+    }
+    for rowid in first:
+        held: set[str] = set()
+        for near in (rowid - 1, rowid, rowid + 1):
+            if near in tokens and sids.get(near) == sids.get(rowid):
+                held |= tokens[near]
+        if all(any(set(parts) <= held for parts in forms[word]) for word in named):
+            return False
+    return True
 
 
 def unseen_share(

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from huiyi.search import rarity
 from huiyi.text.tokenize import cjk_runs, normalize, terms
 
-__all__ = ["FOCUSED", "asked_detail", "missing_detail"]
+__all__ = ["FOCUSED", "asked_detail", "missing_detail", "together"]
 
 
 def missing_detail(text: str, words: Sequence[tuple[str, float, bool]]) -> float:
@@ -63,6 +63,9 @@ _ASKING = frozenset(
 #: English endings of a verb's form or an adverb (`picked`, `splitting`, `quickly`): an action
 #: or a manner, said in other words as often as not, never a detail with a name
 _INFLECTED = ("ed", "ing", "ly")
+#: the endings of a past verb and an adverb: an `-ing` word of a passage is as often a thing of
+#: its own (`staging`, `logging`) that the passage must hold
+_PAST = ("ed", "ly")
 #: a Chinese word opening with a negation (`不上` of `连不上`, `没用`): what went wrong, no thing
 _NEGATIONS = ("不", "没")
 
@@ -101,10 +104,45 @@ def asked_detail(text: str, words: Sequence[tuple[str, float, bool]]) -> float:
     )
 
 
-def _asking(word: str) -> bool:
+#: a question for a value or a choice: how many, how long, which one (`多少`, `几个`, `哪个`)
+_ASKS_VALUE = re.compile(
+    r"多少|几|多久|多大|多长|哪[个些家台张里天年]|"
+    r"\bhow (?:many|much|long|big|often)\b|\bwhich\b|\bwhat (?:version|port|value|size)\b",
+    re.IGNORECASE,
+)
+#: a word below this rarity is too common to be looked for in a passage (`run`, `set`)
+TOGETHER_WEIGHT = 0.2
+
+
+def together(text: str, words: Sequence[tuple[str, float, bool]]) -> list[str]:
+    """The words that must occur together in one passage for a history to hold the value a
+    question asks: in a focused question for a value or a choice (`WORKER_CONCURRENCY 在
+    staging 上设的多少`) that names its topic by a word of its own the workspace uses, its
+    used words of some rarity that do not ask and are no past verb or adverb (`worker
+    concurrency`, `staging`). None (an empty list) when the question is not of that shape or
+    names fewer than two.
+
+    The value of a setting on one host is said where the setting and the host are said
+    together; a history saying `WORKER_CONCURRENCY` of production in one place and `staging`
+    in another holds neither the question's value nor its answer. Questions of other shapes
+    (why, what happened, places where) are answered across passages and sessions, and are
+    not asked about here."""
+    if len(words) > FOCUSED or not any(seen and w >= 1.0 - 1e-9 for _, w, seen in words):
+        return []
+    if not _ASKS_VALUE.search(normalize(text)):
+        return []
+    named = [
+        word
+        for word, w, seen in words
+        if seen and w >= TOGETHER_WEIGHT and not _asking(word, _PAST)
+    ]
+    return named if len(named) >= 2 else []
+
+
+def _asking(word: str, endings: tuple[str, ...] = _INFLECTED) -> bool:
     if word in _ASKING or word.startswith(_NEGATIONS):
         return True
-    return word.isascii() and word.isalpha() and word.endswith(_INFLECTED)
+    return word.isascii() and word.isalpha() and word.endswith(endings)
 
 
 _MONTHS = (
