@@ -276,6 +276,8 @@ def test_a_value_asked_of_words_the_history_says_only_apart_counts_as_never_said
         )
         assert "semantic" in result.layers and result.evidence is not None
         assert result.evidence.apart is not said_together
+        typo = hy.search("WORKER_CONCURENCY 在 staging 上设的多少", workspace="/w/a", abstain=False)
+        assert typo.evidence is not None and typo.evidence.apart is not said_together
         why = hy.search(
             "why is WORKER_CONCURRENCY ignored on staging", workspace="/w/a", abstain=False
         )

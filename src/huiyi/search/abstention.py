@@ -434,7 +434,8 @@ def apart(
     """Whether the words a question for a value must find together (`detail.together`) are
     held together by none of the passages `rowids` (the result's first), each read with the
     event before and after it in its session; a word counts in any of its forms
-    (`word_evidence`'s, but a typo's). False when the question is not of that shape.
+    (`word_evidence`'s). False when the question is not of that shape, or when the text of one
+    of those passages cannot be read (no-copy mode, its log gone).
 
     Only a few passages are read, and only for questions of that shape, so their text is
     tokenised here rather than asked of the full-text index word by word."""
@@ -453,9 +454,15 @@ def apart(
     around = sorted({r + d for r in first for d in (-1, 0, 1) if r + d > 0})
     sids = conn.sids_by_rowid(around)
     texts = conn.texts_by_rowid(around)
+    if any(rowid not in texts for rowid in first):  # no-copy mode, a log gone: nothing to read
+        return False
     tokens = {
         r: {p for term in terms(normalize(texts.get(r, ""))) for p in term.parts} for r in around
     }
+    everywhere = set().union(*tokens.values())
+    for word in named:  # a typo's word (`gunicron`) only when no form as written is there
+        if not any(set(parts) <= everywhere for parts in forms[word]):
+            forms[word] += [parts for form in fuzzy.typo_of(conn, word) if (parts := _parts(form))]
     for rowid in first:
         held: set[str] = set()
         for near in (rowid - 1, rowid, rowid + 1):
