@@ -111,7 +111,7 @@ _ASKS_VALUE = re.compile(
     re.IGNORECASE,
 )
 #: a word below this rarity is too common to be looked for in a passage (`run`, `set`)
-TOGETHER_WEIGHT = 0.2
+TOGETHER_WEIGHT = 0.15
 
 
 def together(text: str, words: Sequence[tuple[str, float, bool]]) -> list[str]:
