@@ -17,6 +17,7 @@ from huiyi.search import rarity
 from huiyi.search.abstention import (
     Evidence,
     Floors,
+    apart,
     asked_detail,
     content_units,
     floors_for,
@@ -282,6 +283,28 @@ def test_a_value_asked_of_words_the_history_says_only_apart_counts_as_never_said
             "why is WORKER_CONCURRENCY ignored on staging", workspace="/w/a", abstain=False
         )
         assert why.evidence is not None and not why.evidence.apart  # no value asked
+
+
+@pytest.mark.parametrize("between", [["ok, go"], ["looked at the graphs", "nothing odd there"]])
+def test_a_short_turn_between_two_messages_does_not_part_their_words(
+    tmp_path: Path, between: list[str]
+) -> None:
+    thread = [
+        "the queue on staging backs up every night",
+        *between,
+        "raised WORKER_CONCURRENCY to 2 for it",
+    ]
+    write(tmp_path / "a.log", *({"s": "s1", "q": i, "t": t} for i, t in enumerate(thread)))
+    with Huiyi(embedder="fake") as hy:
+        hy.index(readers=[LineReader(tmp_path)])
+        hy.embed()
+        query = "WORKER_CONCURRENCY 在 staging 上设的多少"
+        words = word_evidence(hy.store, query, "/w/a")
+        texts = hy.store.texts_by_rowid(range(1, len(thread) + 1))
+        (setting,) = [rowid for rowid, text in texts.items() if "WORKER" in text]
+        # the result's first passage is the setting's message; the host is said two or three
+        # events before it, across one short turn (an acknowledgement) or two ordinary ones
+        assert apart(hy.store, query, words, [setting]) is (len(between) > 1)
 
 
 def test_words_apart_are_held_as_a_missing_detail_when_the_floors_say_so() -> None:

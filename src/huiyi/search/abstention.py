@@ -41,9 +41,9 @@ put on a scale of its own:
   verbatim), since its containment then counts the topic's words, not a typo's;
 * apart (the words of a value apart): a focused question for a value or a choice on a named
   topic (`WORKER_CONCURRENCY 在 staging 上设的多少`) whose specific words none of the result's
-  first passages holds together, even with its neighbours (`apart`: the setting said of
-  production in one place, `staging` in another). With `together` it is held as a missing
-  detail.
+  first passages holds together, even with its neighbours and across a short turn (`apart`:
+  the setting said of production in one place, `staging` in another). With `together` it is
+  held as a missing detail.
 
 A search answers when one of them reaches its floor (a floor of `None` never does). The floors
 live in `floors.json` next to this module, fitted on the dev sets and the golden set by
@@ -426,6 +426,9 @@ def word_evidence(
 
 #: the result's first passages a question for a value must find its words together in
 TOGETHER_PASSAGES = 3
+#: a turn of at most this many characters (spaces aside: `加个重试吧`, `ok, do it`) between a
+#: passage and the event beyond it does not part them: the thread runs across it
+SHORT_TURN = 12
 
 
 def apart(
@@ -451,7 +454,7 @@ def apart(
         for word in named
     }
     first = list(rowids[:TOGETHER_PASSAGES])
-    around = sorted({r + d for r in first for d in (-1, 0, 1) if r + d > 0})
+    around = sorted({r + d for r in first for d in (-2, -1, 0, 1, 2) if r + d > 0})
     sids = conn.sids_by_rowid(around)
     texts = conn.texts_by_rowid(around)
     if any(rowid not in texts for rowid in first):  # no-copy mode, a log gone: nothing to read
@@ -465,12 +468,26 @@ def apart(
             forms[word] += [parts for form in fuzzy.typo_of(conn, word) if (parts := _parts(form))]
     for rowid in first:
         held: set[str] = set()
-        for near in (rowid - 1, rowid, rowid + 1):
+        for near in _thread(rowid, texts):
             if near in tokens and sids.get(near) == sids.get(rowid):
                 held |= tokens[near]
         if all(any(set(parts) <= held for parts in forms[word]) for word in named):
             return False
     return True
+
+
+def _thread(rowid: int, texts: Mapping[int, str]) -> list[int]:
+    """The passage `rowid` and the events read with it: the one before and the one after,
+    and the one beyond either when it is a short turn (`SHORT_TURN`: an answer to the event
+    before that turn reads on from it, `E4012 是 ... 并发请求`, `加个重试吧`, then the retry
+    and the rate limiter said)."""
+    out = [rowid]
+    for step in (-1, 1):
+        near = rowid + step
+        out.append(near)
+        if len("".join(texts.get(near, "x" * (SHORT_TURN + 1)).split())) <= SHORT_TURN:
+            out.append(near + step)
+    return out
 
 
 def unseen_share(
