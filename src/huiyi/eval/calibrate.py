@@ -284,9 +284,9 @@ def _read(paths: Sequence[Path]) -> list[Observation]:
 
 def _floors_json(floors: Floors) -> dict[str, float | None]:
     """The floors as `floors.json` holds them: `null` for a floor nothing reaches (the
-    padding ratio, the missing detail's rarity and the blind share are not fitted here and
-    keep their values)."""
-    kept = ("padding", "detail", "blind")
+    padding ratio, the missing and asked details' rarities, the fuzzy floor under them and the
+    blind share are not fitted here and keep their values)."""
+    kept = ("padding", "detail", "blind", "known_detail", "detail_fuzzy", "together")
     return {k: None if v == NEVER else v for k, v in floors._asdict().items() if k not in kept}
 
 

@@ -31,7 +31,19 @@ put on a scale of its own:
 * missing (the missing detail): the highest rarity among the query's words outside Chinese
   that the workspace uses in no form (`missing_detail`: a version, a number, an identifier, a
   word no general list holds; no date, no piece of a word). At the `detail` floor the history
-  cannot hold what is asked, and only the lexical and fuzzy floors may answer.
+  cannot hold what is asked, and only the lexical and fuzzy floors may answer;
+* asked (the asked detail): in a focused question that names its topic by a word of its own
+  the workspace uses (an identifier, a name, a number), the highest rarity among the words
+  general language knows that the workspace uses in no form, question words and the answer's
+  units left out (`asked_detail`: `省份` in `导出 CSV 能不能按省份筛选`, `sync` in `notekit sync
+  怎么配置`). At the `known_detail` floor the detail was never said either; under a missing or
+  asked detail the fuzzy layer vouches only at `detail_fuzzy` (the query's trigrams found
+  verbatim), since its containment then counts the topic's words, not a typo's;
+* apart (the words of a value apart): a focused question for a value or a choice on a named
+  topic (`WORKER_CONCURRENCY 在 staging 上设的多少`) whose specific words none of the result's
+  first passages holds together, even with its neighbours and across a short turn (`apart`:
+  the setting said of production in one place, `staging` in another). With `together` it is
+  held as a missing detail.
 
 A search answers when one of them reaches its floor (a floor of `None` never does). The floors
 live in `floors.json` next to this module, fitted on the dev sets and the golden set by
@@ -52,15 +64,18 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from huiyi.search import fuzzy, rarity
+from huiyi.search.detail import asked_detail, missing_detail, together
 from huiyi.search.lexical import Rows, holding
 from huiyi.store.index import Index
-from huiyi.text.expand import equivalents, expansion
+from huiyi.text.expand import enclosing, equivalents, expansion
 from huiyi.text.tokenize import Query, cjk_bigrams, cjk_runs, normalize, parse_query, terms
 from huiyi.workspace import scope_token
 
 __all__ = [
     "Evidence",
     "Floors",
+    "apart",
+    "asked_detail",
     "content_units",
     "floors_for",
     "gibberish",
@@ -102,6 +117,13 @@ class Evidence(NamedTuple):
     #: Chinese that the workspace uses in no form (1: an identifier, a number, a version, a
     #: word no list holds; `None`: the evidence test did not run, 0: every word is used)
     missing: float | None = None
+    #: the asked detail: the highest rarity among the words general language knows that the
+    #: workspace uses in no form, in a focused question naming its topic by a word of its own
+    #: (`asked_detail`; `None`: the evidence test did not run, 0: no such word or shape)
+    asked: float | None = None
+    #: a question for a value names words (`detail.together`) that none of the result's first
+    #: passages holds together, even with a neighbour on each side (`apart`)
+    apart: bool = False
 
     def fused(
         self, lexical_scale: float, absent_scale: float, unseen_scale: float = 0.0
@@ -139,6 +161,8 @@ class Evidence(NamedTuple):
             "gibberish": float(self.gibberish),
             "off_topic": float(self.off_topic),
             "missing": self.missing,
+            "asked": self.asked,
+            "apart": float(self.apart),
         }
 
 
@@ -170,21 +194,33 @@ class Floors(NamedTuple):
     #: the share of the query's specific words the workspace must not use (`Evidence.unseen`)
     #: for the query to count as naming nothing it uses (1: none of them; `Evidence.blind`)
     blind: float = 1.0
+    #: the asked detail: when a word general language knows, this rare, is asked about in a
+    #: focused question on a named topic and occurs nowhere in the workspace
+    #: (`Evidence.asked`), the semantic and fused evidence may not vouch either (`None`: off)
+    known_detail: float | None = None
+    #: the fuzzy floor under a missing or asked detail (`None`: the usual one)
+    detail_fuzzy: float | None = None
+    #: a question for a value whose words occur together in no first passage
+    #: (`Evidence.apart`) is held as one asking a missing detail (False: off)
+    together: bool = False
 
     def detail_missing(self, evidence: Evidence) -> bool:
-        """Whether the query names a specific thing the workspace never mentions."""
+        """Whether the query names or asks a specific thing the workspace never mentions."""
         return (
-            self.detail is not None
-            and evidence.missing is not None
-            and evidence.missing >= self.detail - 1e-9
+            _reaches(evidence.missing, self.detail)
+            or _reaches(evidence.asked, self.known_detail)
+            or (self.together and evidence.apart)
         )
 
     def _pairs(self, evidence: Evidence) -> list[tuple[str, float | None, float | None]]:
         fused = evidence.fused(self.lexical_scale, self.absent_scale, self.unseen_scale)
         if self.detail_missing(evidence):
+            fuzzy_floor = self.fuzzy
+            if fuzzy_floor is not None and self.detail_fuzzy is not None:
+                fuzzy_floor = max(fuzzy_floor, self.detail_fuzzy)
             return [
                 ("lexical", evidence.lexical, self.lexical),
-                ("fuzzy", evidence.fuzzy, self.fuzzy),
+                ("fuzzy", evidence.fuzzy, fuzzy_floor),
             ]
         if evidence.blind(self.blind) and self.unseen is not None:
             return [
@@ -220,6 +256,10 @@ class Floors(NamedTuple):
         return ", ".join(parts) or "no layer found anything"
 
 
+def _reaches(value: float | None, floor: float | None) -> bool:
+    return value is not None and floor is not None and value >= floor - 1e-9
+
+
 def _floors(raw: Mapping[str, Any]) -> Floors:
     def number(key: str) -> float | None:
         value = raw.get(key)
@@ -237,6 +277,9 @@ def _floors(raw: Mapping[str, Any]) -> Floors:
         padding=number("padding") or 0.0,
         detail=number("detail"),
         blind=number("blind") or 1.0,
+        known_detail=number("known_detail"),
+        detail_fuzzy=number("detail_fuzzy"),
+        together=raw.get("together") is True,
     )
 
 
@@ -369,10 +412,81 @@ def word_evidence(
     for (unit, w), found in zip(units, used([u for u, _ in units]), strict=True):
         surface = _surface(unit)
         if not found:
-            other = [*_stems(surface), *fuzzy.typo_of(conn, surface), *equivalents(surface)]
+            other = [
+                *_stems(surface),
+                *fuzzy.typo_of(conn, surface),
+                *equivalents(surface),
+                *enclosing(text, surface),
+            ]
             forms = [parts for word in other if (parts := _parts(word))]
             found = bool(forms) and any(used(forms))
         out.append((surface, w, found))
+    return out
+
+
+#: the result's first passages a question for a value must find its words together in
+TOGETHER_PASSAGES = 3
+#: a turn of at most this many characters (spaces aside: `加个重试吧`, `ok, do it`) between a
+#: passage and the event beyond it does not part them: the thread runs across it
+SHORT_TURN = 12
+
+
+def apart(
+    conn: Index, text: str, words: Sequence[tuple[str, float, bool]], rowids: Sequence[int]
+) -> bool:
+    """Whether the words a question for a value must find together (`detail.together`) are
+    held together by none of the passages `rowids` (the result's first), each read with the
+    event before and after it in its session; a word counts in any of its forms
+    (`word_evidence`'s). False when the question is not of that shape, or when the text of one
+    of those passages cannot be read (no-copy mode, its log gone).
+
+    Only a few passages are read, and only for questions of that shape, so their text is
+    tokenised here rather than asked of the full-text index word by word."""
+    named = together(text, words)
+    if not named or not rowids:
+        return False
+    forms = {
+        word: [
+            parts
+            for form in (word, *_stems(word), *equivalents(word), *enclosing(text, word))
+            if (parts := _parts(form))
+        ]
+        for word in named
+    }
+    first = list(rowids[:TOGETHER_PASSAGES])
+    around = sorted({r + d for r in first for d in (-2, -1, 0, 1, 2) if r + d > 0})
+    sids = conn.sids_by_rowid(around)
+    texts = conn.texts_by_rowid(around)
+    if any(rowid not in texts for rowid in first):  # no-copy mode, a log gone: nothing to read
+        return False
+    tokens = {
+        r: {p for term in terms(normalize(texts.get(r, ""))) for p in term.parts} for r in around
+    }
+    everywhere = set().union(*tokens.values())
+    for word in named:  # a typo's word (`gunicron`) only when no form as written is there
+        if not any(set(parts) <= everywhere for parts in forms[word]):
+            forms[word] += [parts for form in fuzzy.typo_of(conn, word) if (parts := _parts(form))]
+    for rowid in first:
+        held: set[str] = set()
+        for near in _thread(rowid, texts):
+            if near in tokens and sids.get(near) == sids.get(rowid):
+                held |= tokens[near]
+        if all(any(set(parts) <= held for parts in forms[word]) for word in named):
+            return False
+    return True
+
+
+def _thread(rowid: int, texts: Mapping[int, str]) -> list[int]:
+    """The passage `rowid` and the events read with it: the one before and the one after,
+    and the one beyond either when it is a short turn (`SHORT_TURN`: an answer to the event
+    before that turn reads on from it, `E4012 是 ... 并发请求`, `加个重试吧`, then the retry
+    and the rate limiter said)."""
+    out = [rowid]
+    for step in (-1, 1):
+        near = rowid + step
+        out.append(near)
+        if len("".join(texts.get(near, "x" * (SHORT_TURN + 1)).split())) <= SHORT_TURN:
+            out.append(near + step)
     return out
 
 
@@ -391,61 +505,6 @@ def unseen_of(words: Sequence[tuple[str, float, bool]]) -> float | None:
     if not words or total <= 0:
         return None
     return sum(w for _, w, seen in words if not seen) / total
-
-
-def missing_detail(text: str, words: Sequence[tuple[str, float, bool]]) -> float:
-    """The highest rarity among the query's words outside Chinese that the workspace uses in
-    no form (`word_evidence`), leaving out what is no detail (`_no_detail`); 0 when it uses
-    them all.
-
-    A near miss asks a real topic of the workspace about a detail never said, and the detail
-    is often a thing with a name: a version (`py313`, `ubuntu-22.04`), a number (`0043`,
-    `503`), a tool or a setting (`webpack`, `MemoryMax`, `keepalive`). When such a word, rare
-    in general language, occurs nowhere in the history, not even as a typo or in the other
-    language, the history cannot hold the answer, however near the question's cosine comes
-    (the topic words it shares put it at a paraphrase's 0.85-0.9). Chinese words are left out:
-    split by longest match, a question's characters fall into unknown pieces (`放哪` in
-    `放哪了`) and its typos (`瓶劲`) are no word either, so their absence says little."""
-    skip = _no_detail(text)
-    return max(
-        (w for word, w, seen in words if not seen and not any(cjk_runs(word)) and word not in skip),
-        default=0.0,
-    )
-
-
-_MONTHS = (
-    "jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|january|february|march|april|june|"
-    "july|august|september|october|november|december"
-)
-#: a date in words (`May 3, 2023`, `1 February 2023`, `8th December`, `in 2023`) or in Chinese
-#: (`2023年5月3日`, `3号`): a time, which the history holds as its events' times, not as words
-_DATE = (
-    rf"\b(?:{_MONTHS})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\b|"
-    rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTHS})\b|"
-    r"\b(?:19|20)\d\d\b|\d{1,4}\s*[年月日号]"
-)
-#: a word cut by an apostrophe (`hadn't`, `Tim's`): the piece before it
-_CLITIC = r"([a-z]+)['’][a-z]{1,2}\b"
-#: general words joined by hyphens (`career-wise`, `Star Wars-related`)
-_HYPHENED = r"[a-z]+(?:-[a-z]+)+"
-
-
-def _no_detail(text: str) -> set[str]:
-    """The query's words (folded) that name no detail: the numbers of a date, the piece of a
-    word before an apostrophe, and a hyphenated compound of words general language knows."""
-    import re
-
-    folded = normalize(text)
-    out: set[str] = set()
-    for match in re.finditer(_DATE, folded):
-        out.update(re.findall(r"\d+", match.group()))
-        out.update(" ".join(term.parts) for term in terms(match.group()))
-    out.update(re.findall(_CLITIC, folded))
-    for match in re.finditer(_HYPHENED, folded):
-        parts = match.group().split("-")
-        if all(rarity.weight(part, "en") < 1.0 for part in parts):
-            out.add(" ".join(parts))
-    return out
 
 
 def gibberish(text: str) -> bool:

@@ -444,6 +444,8 @@ def _evidence(
     absent: float | None = None
     unseen: float | None = None
     missing: float | None = None
+    asked: float | None = None
+    apart = False
     with suppress(*conn.errors):  # a damaged full-text index: the layers' notes say so
         share, absent = abstention.lexical_evidence(
             conn, query, flt.workspace, list(dict.fromkeys(passages)), read
@@ -452,11 +454,22 @@ def _evidence(
             words = abstention.word_evidence(conn, text, flt.workspace, read)
             unseen = abstention.unseen_of(words)
             missing = abstention.missing_detail(text, words)
+            asked = abstention.asked_detail(text, words)
+            apart = abstention.apart(conn, text, words, [rowid for rowid, _ in order])
     unused = unseen is not None and unseen >= blind - 1e-9
     noise = unused and abstention.gibberish(text)
     elsewhere = unused and not noise and abstention.off_topic(text)
     return abstention.Evidence(
-        share, best("fuzzy"), best("semantic"), absent, unseen, noise, elsewhere, missing
+        share,
+        best("fuzzy"),
+        best("semantic"),
+        absent,
+        unseen,
+        noise,
+        elsewhere,
+        missing,
+        asked,
+        apart,
     )
 
 

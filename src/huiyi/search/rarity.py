@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from functools import cache
 
-__all__ = ["COMMON", "cjk_words", "weight"]
+__all__ = ["COMMON", "cjk_words", "cut_both_ways", "weight"]
 
 #: the Zipf frequency at which a word stops being specific at all (`the` is 7.7, `server` 4.5,
 #: `release` 5.1, `database` 4.5 in English; `数据库` 4.4, `明天` 5.1 in Chinese)
@@ -82,3 +82,22 @@ def cjk_words(run: str) -> list[str]:
     if len(unknown) >= 2:
         words.append(unknown)
     return words
+
+
+def cut_both_ways(run: str) -> set[str]:
+    """The words of the list that longest match finds in a CJK run both from the left
+    (`cjk_words`) and from the right: a word only one direction cuts is an accident of the
+    cut (`其时` in `其时间`, which from the right is `其` and `时间`)."""
+    known = _zipf("zh")
+    forward = {w for w in cjk_words(run) if w in known}
+    backward: set[str] = set()
+    end = len(run)
+    while end > 0:
+        for size in range(min(LONGEST, end), 1, -1):
+            if run[end - size : end] in known:
+                backward.add(run[end - size : end])
+                end -= size
+                break
+        else:
+            end -= 1
+    return forward & backward

@@ -16,7 +16,7 @@ import unicodedata
 from functools import cache
 from pathlib import Path
 
-__all__ = ["TERMS_FILE", "equivalents", "expansion", "parse", "table"]
+__all__ = ["TERMS_FILE", "enclosing", "equivalents", "expansion", "parse", "table"]
 
 #: the package file holding the table: `中文|别名<TAB>english|alias` per line, `#` comments
 TERMS_FILE = "terms.tsv"
@@ -86,5 +86,24 @@ def equivalents(word: str) -> list[str]:
         if folded in zh:
             out.extend(en)
         elif folded in en:
+            out.extend(zh)
+    return list(dict.fromkeys(out))
+
+
+def enclosing(query: str, word: str) -> list[str]:
+    """The other language's forms of every table term the query holds that holds `word` as a
+    part (`磁盘` of a query's `磁盘满`: `disk full`, `no space left`; `disk` of `disk full`):
+    a word cut out of a longer term is used when the term is."""
+    folded = _fold(query)
+    part = _fold(word).strip()
+    if not part:
+        return []
+    out: list[str] = []
+    for zh, en in table():
+        if any(part in form and form != part and form in folded for form in zh):
+            out.extend(en)
+        elif any(
+            part in form.split() and form != part and _holds_english(folded, form) for form in en
+        ):
             out.extend(zh)
     return list(dict.fromkeys(out))
