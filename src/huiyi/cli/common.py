@@ -27,7 +27,14 @@ import click
 
 from huiyi.cli.output import hit_json, hit_lines, json_text, safe
 from huiyi.config import Settings
-from huiyi.errors import HuiyiError, NotFoundError, SettingsError, UsageError, exit_code
+from huiyi.errors import (
+    EmbeddingError,
+    HuiyiError,
+    NotFoundError,
+    SettingsError,
+    UsageError,
+    exit_code,
+)
 from huiyi.policy.protocol import failure_of
 from huiyi.text.dates import when
 
@@ -134,6 +141,15 @@ def edge(func: F) -> F:
             return func(*args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
+
+
+def judge_notes(judge: Callable[[], object]) -> None:
+    """Run `judge` (the meaning detector over memory notes without a kept verdict); a
+    detector that cannot run is said on stderr, and the rules still decide."""
+    try:
+        judge()
+    except EmbeddingError as exc:
+        click.echo(f"warning: the meaning detector did not run ({safe(str(exc))})", err=True)
 
 
 def emit_json(data: Any) -> None:

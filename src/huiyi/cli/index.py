@@ -13,7 +13,15 @@ from typing import TYPE_CHECKING
 
 import click
 
-from huiyi.cli.common import FileProgress, clean_errors, emit_json, pass_huiyi, print_hits, safe
+from huiyi.cli.common import (
+    FileProgress,
+    clean_errors,
+    emit_json,
+    judge_notes,
+    pass_huiyi,
+    print_hits,
+    safe,
+)
 from huiyi.policy.handler import search_value
 
 if TYPE_CHECKING:
@@ -158,13 +166,8 @@ def _judge_memory(hy: Huiyi) -> bytes:
     """The memory notes edited by hand since any process judged them, judged by the meaning
     detector for the hooks (`Huiyi.judge_memory`); a detector that cannot run is said.
     Returns the digest of the store files as they were read before judging."""
-    from huiyi.errors import EmbeddingError
-
     notes = hy.memory_files_digest()
-    try:
-        hy.judge_memory()
-    except EmbeddingError as exc:
-        click.echo(f"warning: the meaning detector did not run ({safe(str(exc))})", err=True)
+    judge_notes(hy.judge_memory)
     return notes
 
 

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from huiyi.cli.common import edge, emit_json, pass_huiyi, safe
-from huiyi.errors import EmbeddingError, ExtractionError, NotFoundError
+from huiyi.cli.common import edge, emit_json, judge_notes, pass_huiyi
+from huiyi.errors import ExtractionError, NotFoundError
 from huiyi.memory import (
     NOT_CONFIGURED,
     Extractor,
@@ -67,10 +67,7 @@ def _judged(mem: Memory) -> Memory:
     """`mem` once the meaning detector has judged every entry no verdict is kept for, so what
     this command shows is what the hooks show from now on (`huiyi.memory.verdicts`). A
     detector that cannot run is said on stderr; the rules still decide."""
-    try:
-        mem.judge()
-    except EmbeddingError as exc:
-        click.echo(f"warning: the meaning detector did not run ({safe(str(exc))})", err=True)
+    judge_notes(mem.judge)
     return mem
 
 
